@@ -1,0 +1,1 @@
+"""The conformance suite: rule catalog, verdicts and reports."""

@@ -1,0 +1,1 @@
+"""Fake coding-agent CLIs, one emulator per wire format."""

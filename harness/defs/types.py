@@ -1,0 +1,261 @@
+"""The adapter contract: an :class:`AgentDef` is data plus one pure arg-builder.
+
+Seed 000 §1 ("Adapter contract: a data spec, not a class") and seed 002 §3.1
+list the fields; reference §8.1 gives the full upstream ``RuntimeAgentDef``.
+Field names here are snake_case. Everything that differs between CLIs is a
+field: no engine module may branch on :attr:`AgentDef.id`.
+
+``build_args`` is pure: every fact it needs (capabilities found by the help
+probe, the platform, the environment, the resume id) arrives as an argument,
+never from a global or the filesystem (conformance rule DEF-PURE-001).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = [
+    "DEFAULT_MODEL_OPTION",
+    "ID_PATTERN",
+    "AcpEnvFormat",
+    "AgentDef",
+    "AuthProbe",
+    "BuildArgs",
+    "BuildOptions",
+    "CompatibilityProbe",
+    "EnvStripRule",
+    "ListModels",
+    "McpInjection",
+    "ModelOption",
+    "NodeWrapperNative",
+    "PromptDelivery",
+    "PromptInputFormat",
+    "ResumeStyle",
+    "RuntimeContext",
+    "VersionPolicy",
+]
+
+#: Local-profile and built-in id pattern (reference §6, ``local-profiles.ts:132``).
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+
+
+class PromptDelivery(str, enum.Enum):
+    """How the composed prompt reaches the CLI (seed 002 §6.2)."""
+
+    #: Written to stdin (as text, or as one stream-json line; see PromptInputFormat).
+    STDIN = "stdin"
+    #: Written to a 0600 temp file whose path reaches ``build_args`` via RuntimeContext.
+    FILE = "file"
+    #: Placed in argv by ``build_args``; requires ``max_prompt_arg_bytes``.
+    ARGV = "argv"
+    #: Sent as a protocol frame by a two-way session (ACP, pi-rpc, dsh-profile, app-server).
+    PROTOCOL = "protocol"
+
+
+class PromptInputFormat(str, enum.Enum):
+    """Shape of a stdin prompt (seed 000 §5.1; reference §2.1.8)."""
+
+    TEXT = "text"
+    #: One Anthropic user-message JSONL line; stdin stays open until a clean terminal turn.
+    STREAM_JSON = "stream-json"
+
+
+class ResumeStyle(str, enum.Enum):
+    """How a later turn continues the CLI's native session (seed 002 §3.1, reference §8.1)."""
+
+    NONE = "none"
+    #: The host mints the id and passes it (claude ``--session-id`` / ``--resume``).
+    SPECIFY = "specify"
+    #: The CLI mints the id and reports it in the stream (codex ``thread.started``).
+    CAPTURE = "capture"
+    #: ACP ``session/load``.
+    ACP_LOAD = "acp-load"
+    #: dsh profile ``execute.resume_session_id`` (seed 001 §7).
+    PROFILE_STDIO = "profile-stdio"
+    #: pi session file: exactly one changed ``*.jsonl`` under the session dir.
+    PI_SESSION = "pi-session"
+
+
+class McpInjection(str, enum.Enum):
+    """External MCP injection strategy (seed 002 §8.1). ``NONE`` is a reportable value."""
+
+    NONE = "none"
+    CLAUDE_MCP_JSON = "claude-mcp-json"
+    ACP_MERGE = "acp-merge"
+    OPENCODE_ENV_CONTENT = "opencode-env-content"
+    MIMO_ENV_CONTENT = "mimo-env-content"
+
+
+class AcpEnvFormat(str, enum.Enum):
+    """Shape of an MCP server's ``env`` in ACP ``session/new`` (reference §2.6)."""
+
+    ARRAY = "array"
+    MAP = "map"
+
+
+@dataclass(frozen=True)
+class ModelOption:
+    id: str
+    label: str
+
+
+#: First entry of every fallback list; ``model == "default"`` means "omit the model flag".
+DEFAULT_MODEL_OPTION = ModelOption("default", "Default (CLI config)")
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Per-run choices the user made, plus the capability map from the help probe."""
+
+    model: str | None = None
+    reasoning: str | None = None
+    service_tier: str | None = None
+    #: e.g. amp's "restricted" posture drops ``--dangerously-allow-all``.
+    permission_mode: str | None = None
+    #: capability key -> found in help output (seed 002 §5.5). ``{}`` = probe failed.
+    capabilities: Mapping[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RuntimeContext:
+    """Spawn-time facts (seed 002 §3.2). ``platform`` uses ``sys.platform`` names."""
+
+    cwd: str | None = None
+    platform: str = "linux"
+    env: Mapping[str, str] = field(default_factory=dict)
+    resume_session_id: str | None = None
+    new_session_id: str | None = None
+    prompt_file_path: str | None = None
+    agent_log_file_path: str | None = None
+    has_prior_assistant_turn: bool = False
+    skill_dirs: tuple[str, ...] = ()
+
+
+#: ``build_args(prompt, image_paths, extra_allowed_dirs, options, context) -> argv``
+BuildArgs = Callable[[str, Sequence[str], Sequence[str], BuildOptions, RuntimeContext], list[str]]
+
+
+@dataclass(frozen=True)
+class AuthProbe:
+    """A cheap, side-effect-free login-status command (seed 002 §3.1)."""
+
+    args: tuple[str, ...]
+    timeout_ms: int = 5000
+
+
+@dataclass(frozen=True)
+class ListModels:
+    """Live model discovery: run ``args``, ``parse`` stdout; ``None``/empty -> fallbacks."""
+
+    args: tuple[str, ...]
+    parse: Callable[[str], list[ModelOption] | None]
+    timeout_ms: int = 5000
+
+
+@dataclass(frozen=True)
+class VersionPolicy:
+    """Tested versions; an untested parseable version warns, an unparseable one fails."""
+
+    supported_versions: tuple[str, ...]
+    supported_version_pattern: str | None = None
+    require_version: bool = True
+    parse: Callable[[str], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class CompatibilityProbe:
+    """A second probe that must succeed before the def is available (dsh ``--probe``)."""
+
+    args: tuple[str, ...]
+    #: Validates stdout; returns the companion version, raises ValueError when incompatible.
+    parse: Callable[[str], str]
+    timeout_ms: int = 5000
+
+
+@dataclass(frozen=True)
+class EnvStripRule:
+    """Remove ``keys`` from the spawn env unless one of ``unless_set`` is non-empty.
+
+    Reference §5.3: claude strips ANTHROPIC_API_KEY unless ANTHROPIC_BASE_URL is set.
+    Key matching is case-insensitive (Windows env).
+    """
+
+    keys: tuple[str, ...]
+    unless_set: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NodeWrapperNative:
+    """npm node-wrapper -> vendored native binary lookup (seed 002 §5.2, codex).
+
+    From the wrapper's directory upward, look for
+    ``node_modules/<package_prefix><platform>-<arch>/vendor/<triple>/<bin_dir>/<bin_name>[.exe]``.
+    """
+
+    package_prefix: str
+    bin_dir: str
+    bin_name: str
+
+
+@dataclass(frozen=True)
+class AgentDef:
+    """One coding-agent CLI, declared as data (seed 000 §1)."""
+
+    # --- identity -----------------------------------------------------------
+    id: str
+    name: str
+    bin: str
+    build_args: BuildArgs
+    stream_format: str
+    fallback_bins: tuple[str, ...] = ()
+    version_args: tuple[str, ...] = ("--version",)
+    #: Per-agent override env var for the executable path, e.g. ``CLAUDE_BIN``.
+    bin_env_key: str | None = None
+    #: darwin app-bundle candidates tried after PATH (``~`` expanded).
+    app_bundle_paths: tuple[str, ...] = ()
+    node_wrapper_native: NodeWrapperNative | None = None
+
+    # --- invocation ---------------------------------------------------------
+    event_parser: str | None = None
+    prompt_delivery: PromptDelivery = PromptDelivery.STDIN
+    prompt_input_format: PromptInputFormat = PromptInputFormat.TEXT
+    #: Required iff prompt_delivery is ARGV (seed 000 §12, seed 002 §6.3).
+    max_prompt_arg_bytes: int | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    strip_env: tuple[EnvStripRule, ...] = ()
+    supports_image_paths: bool = False
+    #: Non-interactive permission flags this def always passes (seed 000 §10).
+    headless_flags: tuple[str, ...] = ()
+
+    # --- capability negotiation --------------------------------------------
+    help_args: tuple[str, ...] | None = None
+    #: flag substring in help output -> capability key (seed 002 §5.5).
+    capability_flags: Mapping[str, str] = field(default_factory=dict)
+    auth_probe: AuthProbe | None = None
+    list_models: ListModels | None = None
+    fallback_models: tuple[ModelOption, ...] = (DEFAULT_MODEL_OPTION,)
+    reasoning_options: tuple[ModelOption, ...] = ()
+    supports_custom_model: bool = True
+    default_model_env_var: str | None = None
+    version_probe_timeout_ms: int | None = None
+    version_policy: VersionPolicy | None = None
+    compatibility_probe: CompatibilityProbe | None = None
+
+    # --- sessions and streams ----------------------------------------------
+    resume_style: ResumeStyle = ResumeStyle.NONE
+    external_mcp_injection: McpInjection = McpInjection.NONE
+    acp_mcp_env_format: AcpEnvFormat = AcpEnvFormat.ARRAY
+    #: Agent version from which stdio MCP servers are withheld (kimi >= 0.37.0).
+    acp_stdio_mcp_removed_in_version: str | None = None
+    acp_turn_end_completes_prompt: bool = False
+    #: pi-rpc session directory (relative to cwd, or absolute / ``~``-prefixed).
+    pi_session_dir: str | None = None
+    inactivity_timeout_ms: int | None = None
+    first_output_timeout_ms: int | None = None
+
+    # --- documentation ------------------------------------------------------
+    docs_url: str | None = None
+    install_url: str | None = None

@@ -1,0 +1,1 @@
+"""Stream guards: role-marker, artifact-echo, prompt budgets."""

@@ -1,0 +1,1 @@
+"""Sans-IO sessions for the two-way transports."""

@@ -1,0 +1,101 @@
+"""The parser interface and the JSONL base every one-way stream parser builds on.
+
+A stream parser is a sans-IO state machine: :meth:`StreamParser.feed` takes
+stdout bytes in any split and returns the events completed so far;
+:meth:`StreamParser.finish` is called once at end of output. Neither raises on
+any input (hypothesis proves it per parser).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from harness.events import Event, Raw
+from harness.streams.decoder import DEFAULT_MAX_LINE_BYTES, DecodedItem, Line, LineDecoder
+
+__all__ = ["JsonlStreamParser", "StreamParser", "js_trim"]
+
+#: Characters JavaScript's ``String.prototype.trim`` removes that matter on the wire.
+_TRIM = " \t\n\r\x0b\x0c\u00a0\ufeff\u2028\u2029"
+
+
+def js_trim(text: str) -> str:
+    """Trim like JS ``String.prototype.trim`` (upstream parsers trim each line)."""
+    return text.strip(_TRIM)
+
+
+class StreamParser(Protocol):
+    def feed(self, data: bytes) -> list[Event]: ...
+
+    def finish(self) -> list[Event]: ...
+
+
+class JsonlStreamParser:
+    """Line framing + ``json.loads`` + a per-format object handler.
+
+    Subclasses implement :meth:`handle` (return ``True`` when the object was
+    claimed) and may override :meth:`on_finish`. Lines that are not JSON
+    objects, and objects no handler claims, become :class:`Raw` events
+    (design principle 3). Oversize lines become ``Raw`` with
+    ``truncated_bytes`` (rule STREAM-FRAME-OVERSIZE).
+    """
+
+    def __init__(self, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self._decoder = LineDecoder(max_line_bytes)
+        self._out: list[Event] = []
+
+    # -- public -------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[Event]:
+        for item in self._decoder.feed(data):
+            self._item(item)
+        return self._take()
+
+    def finish(self) -> list[Event]:
+        for item in self._decoder.finish():
+            self._item(item)
+        self.on_finish()
+        return self._take()
+
+    # -- for subclasses -----------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        self._out.append(event)
+
+    def handle(self, obj: dict[str, Any], line: str) -> bool:
+        """Map one JSON object to events via :meth:`emit`; return False if unclaimed."""
+        return False
+
+    def handle_non_object(self, value: Any, line: str) -> bool:
+        """Valid JSON that is not an object; unclaimed by default (-> raw)."""
+        return False
+
+    def on_finish(self) -> None:
+        """End-of-output work (flush held text, close open tools)."""
+
+    # -- internals ----------------------------------------------------------
+
+    def _take(self) -> list[Event]:
+        out = self._out
+        self._out = []
+        return out
+
+    def _item(self, item: DecodedItem) -> None:
+        if not isinstance(item, Line):
+            self.emit(Raw(line=item.head, truncated_bytes=item.size))
+            return
+        line = js_trim(item.text)
+        if not line:
+            return
+        try:
+            value = json.loads(line)
+        except ValueError:
+            self.emit(Raw(line=line))
+            return
+        if isinstance(value, dict):
+            claimed = self.handle(value, line)
+        else:
+            claimed = self.handle_non_object(value, line)
+        if not claimed:
+            self.emit(Raw(line=line))

@@ -1,0 +1,154 @@
+"""The one sans-IO line decoder every JSONL parser and session shares.
+
+Framing rules (wire-formats reference §A.0, seed 002 §7):
+
+* split on ``\\n`` only (never on U+2028, U+2029 or U+0085, which are legal
+  inside JSON strings; ``str.splitlines`` would break such records);
+* strip exactly one trailing ``\\r`` (CRLF producers such as OpenCode on
+  Windows);
+* bytes may arrive in any split, including inside a UTF-8 sequence: lines are
+  decoded only once complete, so the split never matters;
+* a final line without ``\\n`` is flushed by :meth:`LineDecoder.finish`;
+* a line longer than ``max_line_bytes`` is never buffered whole: the decoder
+  keeps its first ``head_bytes`` and counts the rest, then reports an
+  :class:`OversizeLine` with the true byte count (rule STREAM-FRAME-OVERSIZE).
+
+Undecodable bytes become U+FFFD; the decoder never raises on input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULT_HEAD_BYTES",
+    "DEFAULT_MAX_LINE_BYTES",
+    "DecodedItem",
+    "Line",
+    "LineDecoder",
+    "OversizeLine",
+]
+
+#: Default cap on one line (1 MiB), as the dsh profile's ``maxFrameBytes``.
+DEFAULT_MAX_LINE_BYTES = 1024 * 1024
+#: How much of an oversize line is kept for the report (64 KiB, upstream's raw budget).
+DEFAULT_HEAD_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One complete line, decoded as UTF-8, without its ``\\n`` and one trailing ``\\r``."""
+
+    text: str
+    #: Byte length of the line as received (without the ``\\n``).
+    size: int
+    #: True when the line ended at end of input rather than at ``\\n``.
+    unterminated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OversizeLine:
+    """A line larger than the limit: its beginning and its full byte count."""
+
+    head: str
+    size: int
+    unterminated: bool = False
+
+
+DecodedItem = Line | OversizeLine
+
+
+class LineDecoder:
+    """Bytes in, lines out. ``feed`` any split; ``finish`` at end of input."""
+
+    __slots__ = ("_buf", "_discarded", "_finished", "_head", "_head_bytes", "_max")
+
+    def __init__(
+        self,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        head_bytes: int = DEFAULT_HEAD_BYTES,
+    ) -> None:
+        if max_line_bytes < 1:
+            raise ValueError(f"max_line_bytes must be >= 1, got {max_line_bytes!r}")
+        self._max = max_line_bytes
+        self._head_bytes = min(head_bytes, max_line_bytes)
+        self._buf = bytearray()
+        #: While inside an oversize line: its kept head, and bytes seen after it.
+        self._head: bytes | None = None
+        self._discarded = 0
+        self._finished = False
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes held for an incomplete line (bounded by ``max_line_bytes``)."""
+        return len(self._buf) + (len(self._head) if self._head is not None else 0)
+
+    def feed(self, data: bytes) -> list[DecodedItem]:
+        if self._finished:
+            raise RuntimeError("LineDecoder.feed() called after finish()")
+        out: list[DecodedItem] = []
+        if not data:
+            return out
+        parts = data.split(b"\n")
+        last = len(parts) - 1
+        for index, part in enumerate(parts):
+            if index == last:
+                self._append_partial(part)
+                break
+            if self._head is not None:
+                size = len(self._head) + self._discarded + len(part)
+                out.append(OversizeLine(self._decode(self._head), size))
+                self._head = None
+                self._discarded = 0
+            elif self._buf:
+                self._buf += part
+                out.append(self._complete(bytes(self._buf)))
+                self._buf.clear()
+            else:
+                out.append(self._complete(part))
+        return out
+
+    def finish(self) -> list[DecodedItem]:
+        """Flush a final unterminated line (marked ``unterminated=True``)."""
+        if self._finished:
+            return []
+        self._finished = True
+        if self._head is not None:
+            size = len(self._head) + self._discarded
+            head = self._head
+            self._head = None
+            return [OversizeLine(self._decode(head), size, unterminated=True)]
+        if self._buf:
+            raw = bytes(self._buf)
+            self._buf.clear()
+            item = self._complete(raw)
+            if isinstance(item, Line):
+                return [Line(item.text, item.size, unterminated=True)]
+            return [OversizeLine(item.head, item.size, unterminated=True)]
+        return []
+
+    # -- internals ----------------------------------------------------------
+
+    def _append_partial(self, part: bytes) -> None:
+        if not part:
+            return
+        if self._head is not None:
+            self._discarded += len(part)
+            return
+        self._buf += part
+        if len(self._buf) > self._max:
+            self._head = bytes(self._buf[: self._head_bytes])
+            self._discarded = len(self._buf) - len(self._head)
+            self._buf.clear()
+
+    def _complete(self, raw: bytes) -> DecodedItem:
+        size = len(raw)
+        if size > self._max:
+            return OversizeLine(self._decode(raw[: self._head_bytes]), size)
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        return Line(raw.decode("utf-8", "replace"), size)
+
+    @staticmethod
+    def _decode(raw: bytes) -> str:
+        return raw.decode("utf-8", "replace")
