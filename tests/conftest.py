@@ -1,3 +1,34 @@
-"""Shared test fixtures."""
+"""Shared test configuration.
+
+* Every ``@pytest.mark.rule(...)`` id must exist in the rule catalog; an
+  unknown id stops collection (CATALOG-BINDING-001).
+* ``posix`` / ``windows`` markers skip tests on the other family of OS.
+"""
 
 from __future__ import annotations
+
+import sys
+
+import pytest
+
+from conformance.rules import all_rules
+
+
+def rule_ids_of(item: pytest.Item) -> list[str]:
+    ids: list[str] = []
+    for mark in item.iter_markers("rule"):
+        ids.extend(str(a) for a in mark.args)
+    return ids
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    known = all_rules()
+    unknown = sorted({(rid, item.nodeid) for item in items for rid in rule_ids_of(item) if rid not in known})
+    if unknown:
+        lines = "\n".join(f"  {rid} in {nodeid}" for rid, nodeid in unknown)
+        raise pytest.UsageError(f"tests name rule ids missing from conformance/rules:\n{lines}")
+    for item in items:
+        if item.get_closest_marker("posix") and sys.platform == "win32":
+            item.add_marker(pytest.mark.skip(reason="POSIX only"))
+        if item.get_closest_marker("windows") and sys.platform != "win32":
+            item.add_marker(pytest.mark.skip(reason="Windows only"))

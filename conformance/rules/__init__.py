@@ -39,7 +39,8 @@ class Rule:
     tier: Tier
     #: The normative sentence, one line.
     statement: str
-    #: e.g. ``"seed 002 §7.5"`` or ``"ref §2.1.3"`` (reference/open-design-behaviour.md).
+    #: e.g. ``"seed 002 §7.5"``, ``"ref §2.1.3"`` (reference/open-design-behaviour.md),
+    #: ``"wire §A.0"`` (reference/wire-formats-and-anchors.md) or ``"design §Recordings"``.
     citation: str
     #: Stream formats the rule applies to; ``("*",)`` = every format, ``()`` = def-level.
     formats: tuple[str, ...] = ("*",)
@@ -53,10 +54,10 @@ class Rule:
             raise ValueError(f"rule {self.id}: capability is set iff tier is CAPABILITY")
         if not self.statement or "\n" in self.statement:
             raise ValueError(f"rule {self.id}: statement must be one non-empty line")
-        if not re.match(r"^(seed 00[012]|ref|wire) §", self.citation):
+        if not re.match(r"^(seed 00[012]|ref|wire|design) §", self.citation):
             raise ValueError(
                 f"rule {self.id}: citation {self.citation!r} must start with "
-                "'seed 000 §', 'seed 001 §', 'seed 002 §', 'ref §' or 'wire §'"
+                "'seed 000 §', 'seed 001 §', 'seed 002 §', 'ref §', 'wire §' or 'design §'"
             )
 
 

@@ -224,6 +224,8 @@ class AgentDef:
     prompt_input_format: PromptInputFormat = PromptInputFormat.TEXT
     #: Required iff prompt_delivery is ARGV (seed 000 §12, seed 002 §6.3).
     max_prompt_arg_bytes: int | None = None
+    #: Replaces the generic advice sentence of an AGENT_PROMPT_TOO_LARGE error (ref §4.1).
+    prompt_too_large_hint: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     strip_env: tuple[EnvStripRule, ...] = ()
     supports_image_paths: bool = False
