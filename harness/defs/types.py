@@ -7,7 +7,7 @@ field: no engine module may branch on :attr:`AgentDef.id`.
 
 ``build_args`` is pure: every fact it needs (capabilities found by the help
 probe, the platform, the environment, the resume id) arrives as an argument,
-never from a global or the filesystem (conformance rule DEF-PURE-001).
+never from a global or the filesystem (conformance rule ARGV-PURE-001).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ __all__ = [
     "BuildOptions",
     "CompatibilityProbe",
     "EnvStripRule",
+    "EnvValueRule",
     "ListModels",
     "McpInjection",
     "ModelOption",
@@ -153,6 +154,8 @@ class ListModels:
     args: tuple[str, ...]
     parse: Callable[[str], list[ModelOption] | None]
     timeout_ms: int = 5000
+    #: Tried when ``args`` exits non-zero (OpenCode 2.x rejects ``models --verbose``).
+    fallback_args: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,8 @@ class VersionPolicy:
     supported_version_pattern: str | None = None
     require_version: bool = True
     parse: Callable[[str], str | None] | None = None
+    #: Versions below this are reported as too old (a diagnostic, still available).
+    min_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -185,6 +190,14 @@ class EnvStripRule:
 
     keys: tuple[str, ...]
     unless_set: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EnvValueRule:
+    """Drop ``key`` from the spawn env unless its value is one of ``allowed`` (ref §5.3)."""
+
+    key: str
+    allowed: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -228,6 +241,7 @@ class AgentDef:
     prompt_too_large_hint: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     strip_env: tuple[EnvStripRule, ...] = ()
+    env_value_rules: tuple[EnvValueRule, ...] = ()
     supports_image_paths: bool = False
     #: Non-interactive permission flags this def always passes (seed 000 §10).
     headless_flags: tuple[str, ...] = ()

@@ -1,0 +1,220 @@
+"""Helpers reused by several runtime definitions (not a registered agent).
+
+Seed 002 §4.5: upstream ``defs/shared.ts`` holds two shared parsers/clamps
+(``parseLineSeparatedModels``, ``clampCodexReasoning``) so each def imports one
+module. This module adds the small pure argv helpers our defs share:
+
+* the model flag rule (ref §8.3: ``model == "default"`` always means "omit the
+  model flag"),
+* the two capability defaults of seed 002 §5.5 / §9 ④ (a *new* flag is passed only
+  when the help probe found it; an *old* flag is passed unless the probe said it
+  is missing),
+* platform-aware path and env look-ups (``ctx.platform`` / ``ctx.env`` only, never
+  ``os.environ`` or ``sys.platform``; rule ARGV-PURE-001),
+* the OpenCode permission-bypass choice shared by ``opencode`` and ``byok-opencode``.
+
+Nothing here reads a global, the clock or the filesystem.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import posixpath
+from collections.abc import Iterable, Mapping
+
+from harness.defs.types import DEFAULT_MODEL_OPTION, BuildOptions, ModelOption, RuntimeContext
+from harness.errors import HarnessError
+
+__all__ = [
+    "OPENCODE_CAPABILITY_FLAGS",
+    "OPENCODE_HELP_ARGS",
+    "UnsupportedOptionError",
+    "cap_found",
+    "cap_not_denied",
+    "choice_flag",
+    "clamp_codex_reasoning",
+    "env_value",
+    "is_absolute_path",
+    "model_flag",
+    "new_session_id",
+    "nonempty",
+    "opencode_permission_bypass",
+    "options_with_ids",
+    "parse_line_separated_models",
+    "resume_id",
+]
+
+
+class UnsupportedOptionError(HarnessError):
+    """A run option the def cannot express on this CLI (e.g. ``--effort`` not advertised).
+
+    Raised by ``build_args`` instead of silently dropping a choice the user made
+    (design principle 3: "unsupported" is a value the engine reports).
+    """
+
+    code = "AGENT_OPTION_UNSUPPORTED"
+
+    def __init__(
+        self, agent_id: str, option: str, value: str, problem: str, *, rule: str | None = None
+    ) -> None:
+        super().__init__(f"agent {agent_id!r}: option {option}={value!r}: {problem}", rule=rule)
+        self.agent_id = agent_id
+        self.option = option
+        self.value = value
+
+
+# --- options ---------------------------------------------------------------
+
+
+def choice_flag(value: str | None) -> str | None:
+    """``value`` unless it is ``None``, empty, or the synthetic ``"default"`` (ref §8.3)."""
+    if value is None or value in ("", DEFAULT_MODEL_OPTION.id):
+        return None
+    return value
+
+
+def model_flag(options: BuildOptions) -> str | None:
+    """The model to pass, or ``None`` when the CLI's own default applies.
+
+    ref §8.3: "``options.model === 'default'`` always means 'omit the model flag'".
+    """
+    return choice_flag(options.model)
+
+
+def cap_found(options: BuildOptions, key: str) -> bool:
+    """A *newer* optional flag: on only when the help probe found it.
+
+    seed 002 §5.5: a failed ``--help`` gives ``{}``, so every such flag is off
+    (the safe baseline for old builds that reject unknown options).
+    """
+    return options.capabilities.get(key) is True
+
+
+def cap_not_denied(options: BuildOptions, key: str) -> bool:
+    """An *old* optional flag: on unless the probe explicitly said it is missing.
+
+    seed 002 §4.1 / §9 ④: claude's ``--add-dir`` is gated ``caps.addDir !== false``
+    because a failed probe should not drop a flag every supported build has.
+    """
+    return options.capabilities.get(key) is not False
+
+
+def nonempty(values: Iterable[str]) -> list[str]:
+    """Drop empty strings (upstream filters ``d.length > 0`` before every dir flag)."""
+    return [v for v in values if isinstance(v, str) and v != ""]
+
+
+def options_with_ids(*pairs: tuple[str, str]) -> tuple[ModelOption, ...]:
+    """Build a ModelOption tuple from ``(id, label)`` pairs."""
+    return tuple(ModelOption(i, label) for i, label in pairs)
+
+
+# --- platform / env --------------------------------------------------------
+
+
+def is_absolute_path(path: str, platform: str) -> bool:
+    """``path`` is absolute under ``platform``'s rules (win32 drive/UNC, else POSIX)."""
+    if platform == "win32":
+        return ntpath.isabs(path)
+    return posixpath.isabs(path)
+
+
+def env_value(env: Mapping[str, str], key: str, platform: str) -> str | None:
+    """Look ``key`` up in the spawn env; case-insensitive on win32 (Windows env)."""
+    if key in env:
+        return env[key]
+    if platform == "win32":
+        folded = key.upper()
+        for name, value in env.items():
+            if name.upper() == folded:
+                return value
+    return None
+
+
+# --- models -----------------------------------------------------------------
+
+
+def parse_line_separated_models(text: str) -> list[ModelOption] | None:
+    """Parse one-model-id-per-line ``<cli> models`` output (seed 002 §4.5).
+
+    Lines are trimmed; blank lines and ``#`` comments are skipped; ids are
+    de-duplicated in order; :data:`DEFAULT_MODEL_OPTION` is prepended. Returns
+    ``None`` when no id remains, so detection falls back to ``fallback_models``
+    (ref §5.1: "null/empty -> fallback").
+    """
+    out: list[ModelOption] = [DEFAULT_MODEL_OPTION]
+    seen = {DEFAULT_MODEL_OPTION.id}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or line in seen:
+            continue
+        seen.add(line)
+        out.append(ModelOption(line, line))
+    return out if len(out) > 1 else None
+
+
+# --- codex reasoning ----------------------------------------------------------
+
+_LATE_GPT5_PREFIXES = ("gpt-5.2", "gpt-5.3", "gpt-5.4", "gpt-5.5")
+
+
+def clamp_codex_reasoning(model: str | None, effort: str) -> str:
+    """Clamp a reasoning level to what the model family accepts (seed 002 §4.5).
+
+    seed 002 §4.5: "``gpt-5.1-codex-mini`` only accepts high / medium; any other
+    choice is clamped". The late gpt-5 family (and the CLI default model) has no
+    ``minimal`` (-> ``low``); ``gpt-5.1`` has no ``xhigh`` (-> ``high``).
+    A ``provider/model`` id is judged by its last segment.
+    """
+    raw = (model or "").strip()
+    ident = raw.rsplit("/", 1)[-1]
+    late_family = ident in ("", DEFAULT_MODEL_OPTION.id) or ident.startswith(_LATE_GPT5_PREFIXES)
+    if late_family and effort == "minimal":
+        return "low"
+    if ident == "gpt-5.1" and effort == "xhigh":
+        return "high"
+    if ident == "gpt-5.1-codex-mini":
+        return "high" if effort in ("high", "xhigh") else "medium"
+    return effort
+
+
+# --- opencode family ------------------------------------------------------------
+
+#: ``opencode run --help`` is where the run flags live (ref §8.3).
+OPENCODE_HELP_ARGS: tuple[str, ...] = ("run", "--help")
+
+#: flag substring in ``opencode run --help`` -> capability key (ref §8.3).
+OPENCODE_CAPABILITY_FLAGS: Mapping[str, str] = {
+    "--dangerously-skip-permissions": "skipPermissions",
+    "--auto": "autoApprove",
+    "--dir": "workspaceDir",
+    "--variant": "variantFlag",
+    "--pure": "pureMode",
+}
+
+
+def opencode_permission_bypass(options: BuildOptions) -> list[str]:
+    """The OpenCode non-interactive permission flag the help probe allows.
+
+    seed 000 §5.6 / §10: ``--dangerously-skip-permissions`` only when
+    ``opencode run --help`` advertises it, so older builds never see an unknown
+    option. ref §8.3: builds that only document ``--auto`` get ``--auto``
+    instead. Neither found (or the probe failed) -> no flag.
+    """
+    if cap_found(options, "skipPermissions"):
+        return ["--dangerously-skip-permissions"]
+    if cap_found(options, "autoApprove"):
+        return ["--auto"]
+    return []
+
+
+def resume_id(ctx: RuntimeContext) -> str | None:
+    """The stored native session id for this turn, or ``None`` on a first turn."""
+    rid = ctx.resume_session_id
+    return rid if isinstance(rid, str) and rid != "" else None
+
+
+def new_session_id(ctx: RuntimeContext) -> str | None:
+    """The host-minted id for a new specify-style session, or ``None``."""
+    sid = ctx.new_session_id
+    return sid if isinstance(sid, str) and sid != "" else None
