@@ -1,0 +1,186 @@
+"""The three prompt-budget guards: fail before spawn instead of ``E2BIG``/``ENAMETOOLONG``.
+
+Seed 002 §6.3 ("体积闸有三道"), seed 000 §5.11 and ref §4. A def that takes its prompt
+on argv declares ``max_prompt_arg_bytes``; for such a def:
+
+1. :func:`check_prompt_argv_budget` runs before ``build_args`` on the composed prompt's
+   UTF-8 byte count, with a per-platform limit;
+2. after ``build_args``, exactly one of the two Windows checks applies, chosen by the
+   resolved binary: :func:`check_windows_cmd_shim_budget` owns ``.cmd``/``.bat``,
+   :func:`check_windows_direct_exe_budget` owns every other Windows-looking path.
+
+Each returns one :class:`~harness.errors.PromptTooLargeError` (``AGENT_PROMPT_TOO_LARGE``)
+or ``None``; :func:`check_prompt_budget` runs them in order and raises the first. A def
+without ``max_prompt_arg_bytes`` (stdin, file and protocol delivery) is never budgeted
+(ref §4: "no-ops unless ``typeof def.maxPromptArgBytes === 'number'``"). Pure functions:
+no IO, no clock, no global platform read (the platform is an argument).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.defs.types import AgentDef
+from harness.errors import PromptTooLargeError
+from harness.guards.windows_cmdline import (
+    SAFE_COMMAND_LINE_LIMIT,
+    cmd_shim_command_line,
+    direct_exe_command_line,
+    is_cmd_shim,
+    looks_like_windows_path,
+    utf16_len,
+)
+from harness.prompt import utf8_len
+
+__all__ = [
+    "ARGV_ADVICE",
+    "DARWIN_ARGV_PROMPT_BUDGET",
+    "POSIX_ARGV_PROMPT_BUDGET",
+    "QUOTE_HEAVY_ADVICE",
+    "argv_prompt_limit",
+    "check_prompt_argv_budget",
+    "check_prompt_budget",
+    "check_windows_cmd_shim_budget",
+    "check_windows_direct_exe_budget",
+]
+
+# ref §4.1 (prompt-budget.ts @1001d6db): POSIX_ARGV_PROMPT_BUDGET = 100_000 and, for darwin,
+# DARWIN_ARGV_PROMPT_BUDGET = 256 KiB. Seed 002 §6.3 quotes an older generation whose constant
+# is 120_000 for every non-win32 platform (while its prose says "POSIX 上抬到 100 KB"). We take
+# the reference's current values as the brief directs: both stay under the real kernel caps of
+# seed 002 §6.1 (Linux MAX_ARG_STRLEN ≈ 128 KB per argv item, macOS ARG_MAX ≈ 256 KB in total),
+# so an oversized prompt fails with a readable error rather than a bare spawn E2BIG.
+POSIX_ARGV_PROMPT_BUDGET = 100_000
+DARWIN_ARGV_PROMPT_BUDGET = 262_144
+
+#: ref §4.1: the advice sentence of the argv check (replaced by ``prompt_too_large_hint``).
+ARGV_ADVICE = (
+    "Reduce the selected skills/design-system context, shorten the conversation, "
+    "or pick an adapter with stdin support."
+)
+#: ref §4.2 / §4.3: the advice sentence of both Windows checks.
+QUOTE_HEAVY_ADVICE = (
+    "Reduce quote-heavy content in the selected skills/design-system context, "
+    "shorten the conversation, or pick an adapter with stdin support."
+)
+
+
+def _advice(defn: AgentDef, default: str) -> str:
+    # A def-level hint replaces the advice sentence (ref §4.1 gives deepseek its own advice);
+    # the engine never branches on the agent id (CONTRIBUTING "Definitions are data").
+    return defn.prompt_too_large_hint or default
+
+
+def argv_prompt_limit(max_prompt_arg_bytes: int, platform: str) -> int:
+    """The argv byte limit for ``platform`` (``sys.platform`` names; ref §4.1).
+
+    ``win32`` uses the def's own number (it is sized for the 32 K command line);
+    ``darwin`` at least 262 144; any other platform at least 100 000.
+    """
+    if platform == "win32":
+        return max_prompt_arg_bytes
+    if platform == "darwin":
+        return max(max_prompt_arg_bytes, DARWIN_ARGV_PROMPT_BUDGET)
+    return max(max_prompt_arg_bytes, POSIX_ARGV_PROMPT_BUDGET)
+
+
+def check_prompt_argv_budget(
+    defn: AgentDef, prompt: str, platform: str
+) -> PromptTooLargeError | None:
+    """BUDGET-ARGV-001: fail iff the prompt's UTF-8 bytes exceed :func:`argv_prompt_limit`.
+
+    ref §4.1; seed 002 §6.3 "第一道只看字节数". Bytes, not characters: ``"é"`` is 2.
+    """
+    if defn.max_prompt_arg_bytes is None:
+        return None  # BUDGET-NOOP-001
+    size = utf8_len(prompt)
+    limit = argv_prompt_limit(defn.max_prompt_arg_bytes, platform)
+    if size <= limit:
+        return None
+    message = (
+        f"{defn.name} requires the prompt as a command-line argument and this run's composed "
+        f"prompt exceeds the safe size ({size} > {limit} bytes). {_advice(defn, ARGV_ADVICE)}"
+    )
+    return PromptTooLargeError(message, limit=limit, bytes_=size, rule="BUDGET-ARGV-001")
+
+
+def check_windows_cmd_shim_budget(
+    defn: AgentDef, resolved_bin: str | None, args: Sequence[str]
+) -> PromptTooLargeError | None:
+    """BUDGET-CMDSHIM-001: a ``.cmd``/``.bat`` launch must fit after cmd.exe quote-doubling.
+
+    ref §4.2: length of ``cmd.exe /d /s /c "<inner>"`` (17 + inner + 2) against 32 511.
+    Applies only when ``resolved_bin`` ends in ``.bat``/``.cmd`` (BUDGET-EXCLUSIVE-001).
+    """
+    if defn.max_prompt_arg_bytes is None:
+        return None  # BUDGET-NOOP-001
+    if resolved_bin is None or not is_cmd_shim(resolved_bin):
+        return None
+    length = utf16_len(cmd_shim_command_line([resolved_bin, *args]))
+    if length <= SAFE_COMMAND_LINE_LIMIT:
+        return None
+    message = (
+        f"{defn.name} on Windows runs through a .cmd shim and this run's prompt would expand "
+        "past the CreateProcess command-line limit after cmd.exe quote-doubling "
+        f"({length} > {SAFE_COMMAND_LINE_LIMIT} chars). {_advice(defn, QUOTE_HEAVY_ADVICE)}"
+    )
+    return PromptTooLargeError(
+        message,
+        limit=SAFE_COMMAND_LINE_LIMIT,
+        command_line_length=length,
+        rule="BUDGET-CMDSHIM-001",
+    )
+
+
+def check_windows_direct_exe_budget(
+    defn: AgentDef, resolved_bin: str | None, args: Sequence[str]
+) -> PromptTooLargeError | None:
+    """BUDGET-DIRECTEXE-001: a direct Windows launch must fit after libuv quote-escaping.
+
+    ref §4.3: length of the libuv-quoted ``[resolved_bin, *args]`` joined by spaces against
+    32 511. Skips ``.bat``/``.cmd`` (owned by the shim check: BUDGET-EXCLUSIVE-001) and
+    binaries that are not drive or UNC paths.
+    """
+    if defn.max_prompt_arg_bytes is None:
+        return None  # BUDGET-NOOP-001
+    if resolved_bin is None or is_cmd_shim(resolved_bin):
+        return None
+    if not looks_like_windows_path(resolved_bin):
+        return None
+    length = utf16_len(direct_exe_command_line([resolved_bin, *args]))
+    if length <= SAFE_COMMAND_LINE_LIMIT:
+        return None
+    message = (
+        f"{defn.name} on Windows builds a CreateProcess command line and this run's prompt "
+        "would expand past the limit after libuv quote-escaping "
+        f"({length} > {SAFE_COMMAND_LINE_LIMIT} chars). {_advice(defn, QUOTE_HEAVY_ADVICE)}"
+    )
+    return PromptTooLargeError(
+        message,
+        limit=SAFE_COMMAND_LINE_LIMIT,
+        command_line_length=length,
+        rule="BUDGET-DIRECTEXE-001",
+    )
+
+
+def check_prompt_budget(
+    defn: AgentDef,
+    prompt: str,
+    *,
+    platform: str,
+    resolved_bin: str | None,
+    args: Sequence[str],
+) -> None:
+    """Run the applicable guards in the chat-path order and raise the first error.
+
+    BUDGET-ORDER-001 (ref §4, seed 002 §6.3 diagram): the argv byte check first, then the
+    Windows check that owns ``resolved_bin``. The Windows checks look at the resolved binary,
+    not at ``platform`` (seed 002 §6.3: pure, so a fake ``C:\\…\\x.cmd`` is checked anywhere).
+    """
+    error = (
+        check_prompt_argv_budget(defn, prompt, platform)
+        or check_windows_cmd_shim_budget(defn, resolved_bin, args)
+        or check_windows_direct_exe_budget(defn, resolved_bin, args)
+    )
+    if error is not None:
+        raise error
