@@ -2,8 +2,11 @@
 
 seed 000 §5.3 names ``codex app-server`` the default upstream transport and
 ``OD_CODEX_TRANSPORT=exec-json`` the legacy one; seed 000 §3 and seed 002 §3.4
-catalog codex under ``json-event-stream``, which is the transport this def
-declares. (An app-server def would be a separate two-way session.)
+catalog codex under ``json-event-stream``. This def's own fields describe the
+``exec-json`` transport (so ``harness parse --agent codex`` reads ``exec --json``
+captures); ``alt_transports`` adds ``app-server`` (stdio JSON-RPC, the
+``codex-app-server`` session), which a run uses by default unless
+``OD_CODEX_TRANSPORT=exec-json`` (see :func:`harness.defs.transport.select_transport`).
 
 One CLI, two argv grammars (seed 002 §4.2):
 
@@ -52,6 +55,7 @@ from harness.defs.types import (
     PromptDelivery,
     ResumeStyle,
     RuntimeContext,
+    Transport,
 )
 
 __all__ = [
@@ -193,6 +197,18 @@ def parse_codex_debug_models(stdout: str) -> list[ModelOption] | None:
     return out if len(out) > 1 else None
 
 
+def build_app_server_args(
+    prompt: str,
+    image_paths: Sequence[str],
+    extra_allowed_dirs: Sequence[str],
+    options: BuildOptions,
+    ctx: RuntimeContext,
+) -> list[str]:
+    """``codex app-server`` (stdio JSON-RPC). Model, sandbox, cwd and the prompt travel
+    in ``thread/start`` / ``turn/start`` frames, not in argv (seed 000 §5.3)."""
+    return ["app-server"]
+
+
 AGENT_DEF = AgentDef(
     id=_ID,
     name="Codex CLI",
@@ -255,4 +271,16 @@ AGENT_DEF = AgentDef(
     external_mcp_injection=McpInjection.NONE,
     docs_url="https://github.com/openai/codex",
     install_url="https://www.npmjs.com/package/@openai/codex",
+    # seed 000 §5.3: app-server is the default run transport; exec-json is legacy.
+    transport_name="exec-json",
+    alt_transports=(
+        Transport(
+            name="app-server",
+            stream_format="codex-app-server",
+            build_args=build_app_server_args,
+            prompt_delivery=PromptDelivery.PROTOCOL,
+        ),
+    ),
+    transport_env_var="OD_CODEX_TRANSPORT",
+    default_transport="app-server",
 )

@@ -36,6 +36,7 @@ __all__ = [
     "PromptInputFormat",
     "ResumeStyle",
     "RuntimeContext",
+    "Transport",
     "VersionPolicy",
 ]
 
@@ -214,6 +215,22 @@ class NodeWrapperNative:
 
 
 @dataclass(frozen=True)
+class Transport:
+    """Another way to drive the same CLI (seed 000 §5.3: codex app-server vs exec-json).
+
+    A def's own ``stream_format`` / ``event_parser`` / ``build_args`` /
+    ``prompt_delivery`` describe the transport named ``AgentDef.transport_name``;
+    each entry of ``AgentDef.alt_transports`` replaces those four fields.
+    """
+
+    name: str
+    stream_format: str
+    build_args: BuildArgs
+    prompt_delivery: PromptDelivery = PromptDelivery.PROTOCOL
+    event_parser: str | None = None
+
+
+@dataclass(frozen=True)
 class AgentDef:
     """One coding-agent CLI, declared as data (seed 000 §1)."""
 
@@ -269,8 +286,20 @@ class AgentDef:
     acp_turn_end_completes_prompt: bool = False
     #: pi-rpc session directory (relative to cwd, or absolute / ``~``-prefixed).
     pi_session_dir: str | None = None
+    #: pi-rpc: resume travels in argv (prime-agent ``--resume``), so the session must not
+    #: also send ``new_session(parentSession)`` (ref §8.1 ``piRpcResumeViaProcessArgs``).
+    pi_resume_via_process_args: bool = False
     inactivity_timeout_ms: int | None = None
     first_output_timeout_ms: int | None = None
+
+    # --- transports -----------------------------------------------------------
+    #: Name of the transport this def's own stream/argv fields describe.
+    transport_name: str = "default"
+    alt_transports: tuple[Transport, ...] = ()
+    #: Env var whose value names the transport for a run (e.g. ``OD_CODEX_TRANSPORT``).
+    transport_env_var: str | None = None
+    #: Transport used for a run when the env var is unset; ``None`` = ``transport_name``.
+    default_transport: str | None = None
 
     # --- documentation ------------------------------------------------------
     docs_url: str | None = None

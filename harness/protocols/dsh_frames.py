@@ -515,7 +515,7 @@ def parse_probe_stdout(stdout: str) -> IdentityFrame:
     except FrameError as exc:
         raise ValueError(f"probe frame is invalid: {exc.detail}") from None
     if not isinstance(frame, IdentityFrame) or frame.type != "probe":
-        raise ValueError("probe output is not a probe frame")
+        raise ValueError("probe output: field type must be probe")
     return frame
 
 

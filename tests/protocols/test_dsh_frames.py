@@ -535,7 +535,7 @@ def test_probe_output_yields_the_plugin_version() -> None:
         ("", "exactly one JSON line, got 0"),
         (json.dumps(PROBE) + "\n" + json.dumps(PROBE), "exactly one JSON line, got 2"),
         (f"dsh {SECRET}", "not valid JSON"),
-        (json.dumps(READY), "not a probe frame"),
+        (json.dumps(READY), "field type must be probe"),
         (
             json.dumps({**PROBE, "capabilities": {**CAPS, "session_resume": False}}),
             "session_resume",

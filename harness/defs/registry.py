@@ -1,0 +1,243 @@
+"""The registry: every built-in :class:`AgentDef`, checked once at import.
+
+Seed 000 §1 ("The registry (a unique-id array)"): the built-ins are one ordered collection and a
+boot-time loop refuses a duplicate id, so a bad def fails at import instead of at run time. This
+module adds the data checks the engine relies on (:func:`validate_def`):
+
+* DEF-REGISTRY-001: ids are unique (seed 000 §1, seed 002 §3.3);
+* DEF-ID-001: the id matches :data:`~harness.defs.types.ID_PATTERN`, ``name`` and ``bin`` are
+  non-empty (ref §6 gives the id pattern);
+* DEF-BUDGET-001: an ARGV-delivery def declares ``max_prompt_arg_bytes`` (seed 000 §12:
+  "argv-only definitions must declare and enforce a prompt budget"; seed 002 §6.2);
+* DEF-BUDGET-002: no other def declares one (ref §4: the guards run iff the budget is set, so a
+  budget on a stdin def would reject stdin prompts);
+* DEF-FORMAT-001: ``stream_format`` / ``event_parser`` name a parser or session the engine has
+  (seed 000 §1: the engine "routes each def's streamFormat / eventParser to the matching
+  parser"). A one-way format's dialects are checked only when its parser module imports; when it
+  does not (not written yet, or broken), the skip is recorded in :func:`dialect_check_skipped`,
+  never silent.
+
+Order (DEF-REGISTRY-002): reference §8.2's shipped order, then the retired ``gemini`` def.
+Detection reports agents in this order (ref §8.2).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+from harness.defs.aider import AGENT_DEF as _AIDER
+from harness.defs.amp import AGENT_DEF as _AMP
+from harness.defs.amr import AGENT_DEF as _AMR
+from harness.defs.antigravity import AGENT_DEF as _ANTIGRAVITY
+from harness.defs.atomcode import AGENT_DEF as _ATOMCODE
+from harness.defs.byok_opencode import AGENT_DEF as _BYOK_OPENCODE
+from harness.defs.claude import AGENT_DEF as _CLAUDE
+from harness.defs.codebuddy import AGENT_DEF as _CODEBUDDY
+from harness.defs.codex import AGENT_DEF as _CODEX
+from harness.defs.copilot import AGENT_DEF as _COPILOT
+from harness.defs.cursor_agent import AGENT_DEF as _CURSOR_AGENT
+from harness.defs.deepseek import AGENT_DEF as _DEEPSEEK
+from harness.defs.deepseek_harness import AGENT_DEF as _DEEPSEEK_HARNESS
+from harness.defs.devin import AGENT_DEF as _DEVIN
+from harness.defs.gemini import AGENT_DEF as _GEMINI
+from harness.defs.grok_build import AGENT_DEF as _GROK_BUILD
+from harness.defs.hermes import AGENT_DEF as _HERMES
+from harness.defs.kilo import AGENT_DEF as _KILO
+from harness.defs.kimi import AGENT_DEF as _KIMI
+from harness.defs.kiro import AGENT_DEF as _KIRO
+from harness.defs.local_profiles import profiles_path, read_local_profiles
+from harness.defs.mimo import AGENT_DEF as _MIMO
+from harness.defs.opencode import AGENT_DEF as _OPENCODE
+from harness.defs.pi import AGENT_DEF as _PI
+from harness.defs.prime_agent import AGENT_DEF as _PRIME_AGENT
+from harness.defs.qoder import AGENT_DEF as _QODER
+from harness.defs.qwen import AGENT_DEF as _QWEN
+from harness.defs.reasonix import AGENT_DEF as _REASONIX
+from harness.defs.trae_cli import AGENT_DEF as _TRAE_CLI
+from harness.defs.types import ID_PATTERN, AgentDef, PromptDelivery
+from harness.defs.vibe import AGENT_DEF as _VIBE
+from harness.errors import AgentDefError, DuplicateAgentError, LocalProfileError, UnknownAgentError
+from harness.streams import (
+    ONE_WAY_FORMATS,
+    TWO_WAY_FORMATS,
+    UnknownStreamFormatError,
+    validate_stream_format,
+)
+
+__all__ = [
+    "BUILTIN_DEFS",
+    "BUILTIN_REGISTRY",
+    "build_registry",
+    "dialect_check_skipped",
+    "get_agent_def",
+    "load_agent_defs",
+    "validate_def",
+]
+
+#: ref §8.2 ``SHIPPED_AGENT_DEFS`` order (28 ids), then the retired ``gemini`` (29 in all).
+BUILTIN_DEFS: tuple[AgentDef, ...] = (
+    _AMR,
+    _CLAUDE,
+    _CODEX,
+    _DEVIN,
+    _OPENCODE,
+    _BYOK_OPENCODE,
+    _HERMES,
+    _TRAE_CLI,
+    _GROK_BUILD,
+    _KIMI,
+    _CURSOR_AGENT,
+    _QWEN,
+    _QODER,
+    _COPILOT,
+    _AMP,
+    _PI,
+    _KIRO,
+    _KILO,
+    _VIBE,
+    _DEEPSEEK,
+    _DEEPSEEK_HARNESS,
+    _AIDER,
+    _ANTIGRAVITY,
+    _REASONIX,
+    _PRIME_AGENT,
+    _CODEBUDDY,
+    _MIMO,
+    _ATOMCODE,
+    _GEMINI,
+)
+
+#: stream format -> why its dialects could not be checked (its parser module did not import).
+_DIALECT_CHECK_SKIPPED: dict[str, str] = {}
+
+
+def dialect_check_skipped() -> dict[str, str]:
+    """Formats whose dialect check was skipped because the parser module failed to import.
+
+    Keyed by stream format; the value is the import error. Empty once every parser exists.
+    """
+    return dict(_DIALECT_CHECK_SKIPPED)
+
+
+def _check_stream_format(defn: AgentDef) -> None:
+    fmt = defn.stream_format
+    if fmt not in ONE_WAY_FORMATS and fmt not in TWO_WAY_FORMATS:
+        known = sorted(set(ONE_WAY_FORMATS) | TWO_WAY_FORMATS)
+        raise AgentDefError(
+            defn.id,
+            "stream_format",
+            f"unknown stream format {fmt!r}; known: {known}",
+            rule="DEF-FORMAT-001",
+        )
+    if fmt in ONE_WAY_FORMATS:
+        module_name = ONE_WAY_FORMATS[fmt].partition(":")[0]
+        try:
+            importlib.import_module(module_name)
+        except Exception as exc:
+            # The format name is known but its parser module does not import (not written yet,
+            # or broken): its dialects cannot be checked. Record why, so the gap is reportable
+            # (design principle 3) instead of failing every importer of the registry.
+            _DIALECT_CHECK_SKIPPED[fmt] = f"{type(exc).__name__}: {exc}"
+            return
+        _DIALECT_CHECK_SKIPPED.pop(fmt, None)
+    try:
+        validate_stream_format(fmt, defn.event_parser)
+    except UnknownStreamFormatError as exc:
+        raise AgentDefError(defn.id, "event_parser", str(exc), rule="DEF-FORMAT-001") from exc
+
+
+def validate_def(defn: AgentDef) -> None:
+    """Raise :class:`AgentDefError` naming the first invalid field of ``defn``."""
+    if not ID_PATTERN.match(defn.id):
+        raise AgentDefError(defn.id, "id", f"must match {ID_PATTERN.pattern}", rule="DEF-ID-001")
+    for field, value in (("name", defn.name), ("bin", defn.bin)):
+        if not value.strip():
+            raise AgentDefError(defn.id, field, "must be a non-empty string", rule="DEF-ID-001")
+    budget = defn.max_prompt_arg_bytes
+    if defn.prompt_delivery is PromptDelivery.ARGV:
+        # seed 000 §12 / seed 002 §6.2: argv delivery must fail observably before spawn.
+        if budget is None:
+            raise AgentDefError(
+                defn.id,
+                "max_prompt_arg_bytes",
+                "argv prompt delivery requires a prompt budget",
+                rule="DEF-BUDGET-001",
+            )
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+            raise AgentDefError(
+                defn.id,
+                "max_prompt_arg_bytes",
+                "must be a positive integer",
+                rule="DEF-BUDGET-001",
+            )
+    elif budget is not None:
+        # ref §4: every budget guard runs iff the budget is set; off argv it would misfire.
+        raise AgentDefError(
+            defn.id,
+            "max_prompt_arg_bytes",
+            f"only argv prompt delivery takes a budget (delivery is {defn.prompt_delivery.value})",
+            rule="DEF-BUDGET-002",
+        )
+    _check_stream_format(defn)
+
+
+def build_registry(defs: Iterable[AgentDef]) -> dict[str, AgentDef]:
+    """Validate each def and index them by id, keeping order.
+
+    Raises :class:`AgentDefError` for an invalid def and :class:`DuplicateAgentError` for a
+    repeated id (seed 000 §1: "Duplicate agent definition id", DEF-REGISTRY-001).
+    """
+    registry: dict[str, AgentDef] = {}
+    for defn in defs:
+        validate_def(defn)
+        if defn.id in registry:
+            raise DuplicateAgentError(
+                f"duplicate agent definition id: {defn.id!r}", rule="DEF-REGISTRY-001"
+            )
+        registry[defn.id] = defn
+    return registry
+
+
+#: The built-ins by id. Built at import, so a bad built-in def fails ``import``.
+BUILTIN_REGISTRY: Mapping[str, AgentDef] = MappingProxyType(build_registry(BUILTIN_DEFS))
+
+
+def get_agent_def(
+    agent_id: str, defs: Iterable[AgentDef] | Mapping[str, AgentDef] | None = None
+) -> AgentDef:
+    """The def for ``agent_id`` among ``defs`` (default: the built-ins).
+
+    Raises :class:`UnknownAgentError` listing every known id (DEF-REGISTRY-003).
+    """
+    if defs is None:
+        registry: Mapping[str, AgentDef] = BUILTIN_REGISTRY
+    elif isinstance(defs, Mapping):
+        registry = defs
+    else:
+        registry = build_registry(defs)
+    try:
+        return registry[agent_id]
+    except KeyError:
+        raise UnknownAgentError(agent_id, list(registry)) from None
+
+
+def load_agent_defs(
+    profile_path: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[tuple[AgentDef, ...], list[LocalProfileError]]:
+    """Built-ins followed by the valid local profiles, plus one error per rejected profile.
+
+    ``profile_path`` wins over the env vars of
+    :data:`~harness.defs.local_profiles.PROFILES_ENV_VARS`; ``env`` defaults to
+    ``os.environ``. A bad or unreadable profiles file never hides a built-in (PROFILE-VALID-001).
+    """
+    path = profiles_path(os.environ if env is None else env, profile_path)
+    if path is None:
+        return BUILTIN_DEFS, []
+    profile_defs, errors = read_local_profiles(path, BUILTIN_DEFS)
+    combined = (*BUILTIN_DEFS, *profile_defs)
+    build_registry(combined)  # profiles were checked entry by entry; this re-proves the invariants
+    return combined, errors

@@ -1,0 +1,377 @@
+"""Registry invariants: ids, order, budgets, formats, one AGENT_DEF per runtime module.
+
+Rules: DEF-REGISTRY-001, DEF-REGISTRY-002, DEF-REGISTRY-003, DEF-ID-001, DEF-BUDGET-001,
+DEF-BUDGET-002, DEF-FORMAT-001, DEF-MODULE-001.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+import harness.defs
+from harness.defs import registry
+from harness.defs.registry import (
+    BUILTIN_DEFS,
+    BUILTIN_REGISTRY,
+    build_registry,
+    dialect_check_skipped,
+    get_agent_def,
+    validate_def,
+)
+from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeContext
+from harness.errors import AgentDefError, DuplicateAgentError, UnknownAgentError
+from harness.streams import ONE_WAY_FORMATS, TWO_WAY_FORMATS
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+#: ref §8.2 SHIPPED_AGENT_DEFS order, then the retired gemini (written out by hand).
+SHIPPED_ORDER = [
+    "amr",
+    "claude",
+    "codex",
+    "devin",
+    "opencode",
+    "byok-opencode",
+    "hermes",
+    "trae-cli",
+    "grok-build",
+    "kimi",
+    "cursor-agent",
+    "qwen",
+    "qoder",
+    "copilot",
+    "amp",
+    "pi",
+    "kiro",
+    "kilo",
+    "vibe",
+    "deepseek",
+    "deepseek-harness",
+    "aider",
+    "antigravity",
+    "reasonix",
+    "prime-agent",
+    "codebuddy",
+    "mimo",
+    "atomcode",
+    "gemini",
+]
+
+#: seed 000 §3 catalog, by stream format (gemini: the retired json-event-stream def).
+CATALOG = {
+    "claude-stream-json": {"claude", "amp", "codebuddy"},
+    "json-event-stream": {"codex", "cursor-agent", "opencode", "mimo", "byok-opencode", "gemini"},
+    "copilot-stream-json": {"copilot"},
+    "qoder-stream-json": {"qoder"},
+    "acp-json-rpc": {
+        "amr",
+        "devin",
+        "hermes",
+        "kimi",
+        "kiro",
+        "kilo",
+        "reasonix",
+        "trae-cli",
+        "vibe",
+    },
+    "pi-rpc": {"pi", "prime-agent"},
+    "dsh-profile-jsonl": {"deepseek-harness"},
+    "plain": {"aider", "antigravity", "atomcode", "deepseek", "grok-build", "qwen"},
+}
+
+NOT_RUNTIME_MODULES = {"registry", "local_profiles", "shared", "types", "transport"}
+
+
+def _args(
+    prompt: str,
+    image_paths: Sequence[str],
+    extra_allowed_dirs: Sequence[str],
+    options: BuildOptions,
+    context: RuntimeContext,
+) -> list[str]:
+    return ["--print"]
+
+
+def make_def(**overrides: object) -> AgentDef:
+    fields: dict[str, object] = {
+        "id": "synthetic",
+        "name": "Synthetic",
+        "bin": "synthetic-cli",
+        "build_args": _args,
+        "stream_format": "acp-json-rpc",
+        "prompt_delivery": PromptDelivery.PROTOCOL,
+    }
+    fields.update(overrides)
+    return AgentDef(**fields)  # type: ignore[arg-type]
+
+
+# --- ids and order ------------------------------------------------------------------
+
+
+@pytest.mark.rule("DEF-REGISTRY-002")
+def test_builtin_ids_in_shipped_order() -> None:
+    assert [d.id for d in BUILTIN_DEFS] == SHIPPED_ORDER
+    assert len(BUILTIN_DEFS) == 29
+    assert list(BUILTIN_REGISTRY) == SHIPPED_ORDER
+    assert all(BUILTIN_REGISTRY[d.id] is d for d in BUILTIN_DEFS)
+
+
+@pytest.mark.rule("DEF-REGISTRY-002")
+def test_builtins_match_the_catalog_by_stream_format() -> None:
+    by_format: dict[str, set[str]] = {}
+    for defn in BUILTIN_DEFS:
+        by_format.setdefault(defn.stream_format, set()).add(defn.id)
+    assert by_format == CATALOG
+
+
+@pytest.mark.rule("DEF-REGISTRY-001")
+def test_builtin_ids_are_unique() -> None:
+    ids = [d.id for d in BUILTIN_DEFS]
+    assert len(set(ids)) == len(ids)
+
+
+@pytest.mark.rule("DEF-REGISTRY-001")
+def test_duplicate_id_is_refused() -> None:
+    first = make_def()
+    second = make_def(name="Another", bin="another")
+    with pytest.raises(DuplicateAgentError, match="'synthetic'") as info:
+        build_registry([first, second])
+    assert info.value.rule == "DEF-REGISTRY-001"
+    with pytest.raises(DuplicateAgentError):
+        build_registry([*BUILTIN_DEFS, dataclasses.replace(BUILTIN_DEFS[3])])
+    assert list(build_registry([first])) == ["synthetic"]
+
+
+def _import_registry_with(patch: str) -> subprocess.CompletedProcess[str]:
+    script = textwrap.dedent(
+        f"""
+        import dataclasses
+        {patch}
+        try:
+            import harness.defs.registry
+        except Exception as exc:
+            print(type(exc).__name__, getattr(exc, "rule", None))
+        else:
+            print("imported")
+        """
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+
+@pytest.mark.rule("DEF-REGISTRY-001")
+def test_a_duplicate_builtin_fails_import() -> None:
+    patch = (
+        "import harness.defs.qwen as m; m.AGENT_DEF = dataclasses.replace(m.AGENT_DEF, id='aider')"
+    )
+    result = _import_registry_with(patch)
+    assert result.stdout.split() == ["DuplicateAgentError", "DEF-REGISTRY-001"], result.stderr
+
+
+@pytest.mark.rule("DEF-BUDGET-001")
+def test_an_argv_builtin_without_budget_fails_import() -> None:
+    patch = (
+        "import harness.defs.aider as m; "
+        "m.AGENT_DEF = dataclasses.replace(m.AGENT_DEF, max_prompt_arg_bytes=None)"
+    )
+    result = _import_registry_with(patch)
+    assert result.stdout.split() == ["AgentDefError", "DEF-BUDGET-001"], result.stderr
+
+
+# --- lookup -----------------------------------------------------------------------------
+
+
+@pytest.mark.rule("DEF-REGISTRY-003")
+def test_unknown_agent_names_known_ids() -> None:
+    with pytest.raises(UnknownAgentError) as info:
+        get_agent_def("no-such-agent")
+    message = str(info.value)
+    assert "'no-such-agent'" in message
+    for agent_id in SHIPPED_ORDER:
+        assert agent_id in message
+    assert info.value.known == SHIPPED_ORDER
+    assert isinstance(info.value, LookupError)
+
+
+@pytest.mark.rule("DEF-REGISTRY-003")
+def test_get_agent_def_over_given_defs() -> None:
+    synthetic = make_def()
+    assert get_agent_def("pi") is BUILTIN_REGISTRY["pi"]
+    assert get_agent_def("synthetic", [synthetic]) is synthetic
+    assert get_agent_def("synthetic", {"synthetic": synthetic}) is synthetic
+    with pytest.raises(UnknownAgentError) as info:
+        get_agent_def("pi", [synthetic])
+    assert info.value.known == ["synthetic"]
+
+
+# --- per-def checks ------------------------------------------------------------------------
+
+
+@pytest.mark.rule("DEF-ID-001")
+@pytest.mark.parametrize("bad_id", ["", "bad id", "-leading", "x" * 81, "café", "a/b"])
+def test_bad_id_is_refused(bad_id: str) -> None:
+    with pytest.raises(AgentDefError) as info:
+        build_registry([make_def(id=bad_id)])
+    assert info.value.field == "id"
+    assert info.value.rule == "DEF-ID-001"
+
+
+@pytest.mark.rule("DEF-ID-001")
+@pytest.mark.parametrize("field", ["name", "bin"])
+def test_blank_name_or_bin_is_refused(field: str) -> None:
+    with pytest.raises(AgentDefError) as info:
+        validate_def(make_def(**{field: "  "}))
+    assert info.value.field == field
+
+
+@pytest.mark.rule("DEF-ID-001", "DEF-FORMAT-001")
+@pytest.mark.parametrize("defn", BUILTIN_DEFS, ids=lambda d: d.id)
+def test_every_builtin_is_valid(defn: AgentDef) -> None:
+    validate_def(defn)
+    assert defn.stream_format in set(ONE_WAY_FORMATS) | TWO_WAY_FORMATS
+
+
+@pytest.mark.rule("DEF-BUDGET-001")
+@pytest.mark.parametrize("budget", [None, 0, -5, True])
+def test_argv_delivery_without_a_positive_budget_is_refused(budget: object) -> None:
+    defn = make_def(
+        stream_format="plain", prompt_delivery=PromptDelivery.ARGV, max_prompt_arg_bytes=budget
+    )
+    with pytest.raises(AgentDefError) as info:
+        build_registry([defn])
+    assert info.value.field == "max_prompt_arg_bytes"
+    assert info.value.rule == "DEF-BUDGET-001"
+
+
+@pytest.mark.rule("DEF-BUDGET-001")
+def test_every_argv_builtin_declares_a_budget() -> None:
+    argv_defs = [d for d in BUILTIN_DEFS if d.prompt_delivery is PromptDelivery.ARGV]
+    assert {d.id for d in argv_defs} >= {"aider", "deepseek"}
+    assert all(isinstance(d.max_prompt_arg_bytes, int) for d in argv_defs)
+    validate_def(
+        make_def(
+            stream_format="plain", prompt_delivery=PromptDelivery.ARGV, max_prompt_arg_bytes=30_000
+        )
+    )
+
+
+@pytest.mark.rule("DEF-BUDGET-002")
+@pytest.mark.parametrize(
+    "delivery", [PromptDelivery.STDIN, PromptDelivery.FILE, PromptDelivery.PROTOCOL]
+)
+def test_budget_without_argv_delivery_is_refused(delivery: PromptDelivery) -> None:
+    with pytest.raises(AgentDefError) as info:
+        validate_def(make_def(prompt_delivery=delivery, max_prompt_arg_bytes=30_000))
+    assert info.value.rule == "DEF-BUDGET-002"
+    assert all(
+        d.max_prompt_arg_bytes is None
+        for d in BUILTIN_DEFS
+        if d.prompt_delivery is not PromptDelivery.ARGV
+    )
+
+
+@pytest.mark.rule("DEF-FORMAT-001")
+def test_unknown_stream_format_is_refused() -> None:
+    with pytest.raises(AgentDefError) as info:
+        build_registry([make_def(stream_format="telepathy-jsonl")])
+    assert info.value.field == "stream_format"
+    assert info.value.rule == "DEF-FORMAT-001"
+    assert "acp-json-rpc" in str(info.value)  # names the known formats
+
+
+#: Dialects of the synthetic one-way format registered by the tests below.
+DIALECTS = frozenset({"alpha", "beta"})
+
+
+@pytest.mark.rule("DEF-FORMAT-001")
+def test_unknown_dialect_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(ONE_WAY_FORMATS, "synthetic-stream", f"{__name__}:make_def")
+    validate_def(make_def(stream_format="synthetic-stream", event_parser="alpha"))
+    with pytest.raises(AgentDefError) as info:
+        validate_def(make_def(stream_format="synthetic-stream", event_parser="gamma"))
+    assert info.value.field == "event_parser"
+    assert info.value.rule == "DEF-FORMAT-001"
+    with pytest.raises(AgentDefError):
+        validate_def(make_def(stream_format="synthetic-stream", event_parser=None))
+
+
+@pytest.mark.rule("DEF-FORMAT-001")
+def test_missing_parser_module_skips_only_the_dialect_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(
+        ONE_WAY_FORMATS, "future-stream", "harness.streams.not_written_yet_xyz:create"
+    )
+    validate_def(make_def(stream_format="future-stream", event_parser="anything"))
+    skipped = dialect_check_skipped()
+    assert "harness.streams.not_written_yet_xyz" in skipped["future-stream"]
+    monkeypatch.setitem(ONE_WAY_FORMATS, "future-stream", f"{__name__}:make_def")
+    validate_def(make_def(stream_format="future-stream", event_parser="beta"))
+    assert "future-stream" not in dialect_check_skipped()
+
+
+@pytest.mark.rule("DEF-FORMAT-001")
+def test_broken_parser_module_skips_only_the_dialect_check(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "half_written_parser_xyz.py").write_text("raise RuntimeError('half-written')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(ONE_WAY_FORMATS, "broken-stream", "half_written_parser_xyz:create")
+    validate_def(make_def(stream_format="broken-stream", event_parser=None))
+    assert dialect_check_skipped()["broken-stream"] == "RuntimeError: half-written"
+
+
+# --- modules ----------------------------------------------------------------------------------
+
+
+def runtime_module_names() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(harness.defs.__path__)
+        if info.name not in NOT_RUNTIME_MODULES and not info.name.startswith("_")
+    )
+
+
+@pytest.mark.rule("DEF-MODULE-001")
+def test_each_runtime_module_exports_exactly_one_agent_def() -> None:
+    exported: list[AgentDef] = []
+    for name in runtime_module_names():
+        module = importlib.import_module(f"harness.defs.{name}")
+        public_defs = {
+            attr: value
+            for attr, value in vars(module).items()
+            if not attr.startswith("_") and isinstance(value, AgentDef)
+        }
+        assert list(public_defs) == ["AGENT_DEF"], f"harness.defs.{name}: {sorted(public_defs)}"
+        exported.append(public_defs["AGENT_DEF"])
+    assert len(exported) == len(BUILTIN_DEFS)
+    assert {id(d) for d in exported} == {id(d) for d in BUILTIN_DEFS}
+
+
+@pytest.mark.rule("DEF-MODULE-001")
+def test_module_names_follow_the_ids() -> None:
+    assert runtime_module_names() == sorted(i.replace("-", "_") for i in SHIPPED_ORDER)
+
+
+@pytest.mark.rule("DEF-MODULE-001")
+def test_package_reexports_the_registry() -> None:
+    assert harness.defs.BUILTIN_DEFS is registry.BUILTIN_DEFS
+    assert harness.defs.get_agent_def is registry.get_agent_def
+    assert harness.defs.AgentDef is AgentDef
+    with pytest.raises(AttributeError):
+        _ = harness.defs.no_such_name
