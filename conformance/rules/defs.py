@@ -321,4 +321,10 @@ RULES: tuple[Rule, ...] = (
         "transport is a typed error naming the known ones.",
         "seed 000 §5.3",
     ),
+    _rule(
+        "DEF-DATA-001",
+        "No engine module (streams, guards, protocols, launch, detect, run) names an agent id; "
+        "differences are def fields.",
+        "seed 000 §1",
+    ),
 )
