@@ -65,4 +65,11 @@ RULES = (
         "wire §A.0",
         _JSONL,
     ),
+    Rule(
+        "STREAM-RAW-BOUND-001",
+        Tier.MANDATORY,
+        "A line no parser claims becomes a raw event, bounded to 64 KiB with its true byte count.",
+        "ref §2.0",
+        _JSONL,
+    ),
 )

@@ -73,6 +73,10 @@ def validate_stream_format(stream_format: str, event_parser: str | None) -> None
         known = sorted(set(ONE_WAY_FORMATS) | TWO_WAY_FORMATS)
         raise UnknownStreamFormatError(f"unknown stream format {stream_format!r}; known: {known}")
     dialects = known_dialects(stream_format)
+    if not dialects and event_parser is not None:
+        raise UnknownStreamFormatError(
+            f"stream format {stream_format!r} takes no event parser, got {event_parser!r}"
+        )
     if dialects and event_parser not in dialects:
         raise UnknownStreamFormatError(
             f"stream format {stream_format!r} needs an event parser in {sorted(dialects)}, "

@@ -12,12 +12,22 @@ import json
 from typing import Any, Protocol
 
 from harness.events import Event, Raw
-from harness.streams.decoder import DEFAULT_MAX_LINE_BYTES, DecodedItem, Line, LineDecoder
+from harness.streams.decoder import (
+    DEFAULT_HEAD_BYTES,
+    DEFAULT_MAX_LINE_BYTES,
+    DecodedItem,
+    Line,
+    LineDecoder,
+)
 
 __all__ = ["JsonlStreamParser", "StreamParser", "js_trim"]
 
 #: Characters JavaScript's ``String.prototype.trim`` removes that matter on the wire.
 _TRIM = " \t\n\r\x0b\x0c\u00a0\ufeff\u2028\u2029"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"not JSON: {name}")
 
 
 def js_trim(text: str) -> str:
@@ -63,6 +73,14 @@ class JsonlStreamParser:
     def emit(self, event: Event) -> None:
         self._out.append(event)
 
+    def emit_raw(self, line: str, size: int) -> None:
+        """A raw event, bounded to 64 KiB of text like upstream's raw budget (ref §2.0)."""
+        if size > DEFAULT_HEAD_BYTES:
+            head = line.encode("utf-8")[:DEFAULT_HEAD_BYTES].decode("utf-8", "ignore")
+            self.emit(Raw(line=head, truncated_bytes=size))
+        else:
+            self.emit(Raw(line=line))
+
     def handle(self, obj: dict[str, Any], line: str) -> bool:
         """Map one JSON object to events via :meth:`emit`; return False if unclaimed."""
         return False
@@ -89,13 +107,15 @@ class JsonlStreamParser:
         if not line:
             return
         try:
-            value = json.loads(line)
-        except ValueError:
-            self.emit(Raw(line=line))
+            value = json.loads(line, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            # Not JSON as JavaScript's JSON.parse reads it (NaN/Infinity are
+            # rejected), or nested too deeply for Python's parser: raw.
+            self.emit_raw(line, item.size)
             return
         if isinstance(value, dict):
             claimed = self.handle(value, line)
         else:
             claimed = self.handle_non_object(value, line)
         if not claimed:
-            self.emit(Raw(line=line))
+            self.emit_raw(line, item.size)

@@ -117,3 +117,19 @@ def test_decoder_round_trips_any_list_of_json_values(
     data = "".join(json.dumps(v, ensure_ascii=ascii_) + "\n" for v in values).encode()
     items = decode(split_at(data, cuts))
     assert [json.loads(i.text) for i in items if isinstance(i, Line)] == values
+
+
+@pytest.mark.rule("STREAM-RAW-BOUND-001")
+def test_unclaimed_lines_become_raw_bounded_to_64_kib() -> None:
+    from harness.events import Raw
+    from harness.streams.base import JsonlStreamParser
+
+    parser = JsonlStreamParser()
+    long_line = "x" * 70_000
+    events = parser.feed(b"not json\n" + long_line.encode() + b"\n[1]\n" + b"[" * 5000 + b"\nNaN\n")
+    events += parser.finish()
+    assert events[0] == Raw(line="not json")
+    assert isinstance(events[1], Raw) and events[1].truncated_bytes == 70_000
+    assert events[1].line == "x" * 65_536
+    assert events[2] == Raw(line="[1]")
+    assert isinstance(events[3], Raw) and events[4] == Raw(line="NaN")

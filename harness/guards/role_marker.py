@@ -1,0 +1,150 @@
+"""The role-marker guard: stop a model from fabricating a turn boundary (seed 002 §7.5).
+
+A model that writes a literal ``## user`` / ``## assistant`` / ``## system``
+line into its visible text could make a host that re-serializes the transcript
+see a fake turn. The guard watches one assistant message's text, chunk by
+chunk, and cuts the text at the first such marker. It is generation 3 of the
+upstream guard (ref §3.1-§3.2, the suggested baseline in ref §10.2), ported
+exactly:
+
+* the four regexes of ref §3.1, case-sensitive, ``[ \\t]`` rather than ``\\s``
+  (``##\\nuser`` never matches), ``assistant`` before ``assist``, and a
+  positive lookahead ``(?=[^a-z])`` that needs a real next character that is
+  not a lowercase ASCII letter (``## userland`` never matches; ``## user`` at
+  the very end of the text is *not yet* a match);
+* a rolling tail of the last 64 emitted characters is prefixed to each chunk
+  so a marker split across chunks (``'## us'`` | ``'er\\n'``) is still seen;
+* a *pending* hold-back: when the buffer ends with a complete keyword whose
+  lookahead character has not arrived, that suffix is withheld until the next
+  chunk confirms or denies it (RMG-HOLDBACK-001);
+* ``first_chunk`` (the ``^`` alternative) stays on exactly while the tail is
+  the whole emitted text, i.e. until the tail is first sliced (RMG-TAIL-001).
+
+Python port caveats (ref §3.1): JS ``$`` without the ``m`` flag is end of input,
+so the pending regexes use ``\\Z`` (Python ``$`` would also match before a
+final ``\\n``); ``^`` without MULTILINE is start of input in both; JS ``exec``
+without ``g`` is ``re.search``. The marker is ``match[0]`` stripped of its
+leading newline and blanks. Lengths are counted in code points, not UTF-16
+code units as upstream, so the 64-character window differs from upstream only
+for text with characters outside the BMP.
+
+Known gen-3 behaviours this port keeps on purpose (ref §3.2, RMG-NOFLUSH-001):
+
+* there is **no flush**: a message whose text *ends* with a withheld
+  ``\\n## user`` never emits those characters and is not flagged;
+* a marker prefix that arrived before its keyword was complete has already
+  been emitted (``'## us'`` | ``'er\\n'`` emits ``'## us'`` and then flags);
+* a marker whose ``\\n`` fell out of the 64-character tail before its keyword
+  completed (a very long run of blanks) is not detected when streamed in
+  small chunks, although it is when the same text arrives in one chunk.
+
+The guard is sans-IO and knows nothing about agents or message ids: the caller
+keeps one guard per assistant message and names the message when it asks for
+the warning event.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.events import FabricatedRoleMarker
+
+__all__ = [
+    "FABRICATED_ROLE_MARKER_RE",
+    "FIRST_CHUNK_PENDING_MARKER_TAIL_RE",
+    "NEWLINE_ANCHORED_PENDING_MARKER_TAIL_RE",
+    "NEWLINE_ANCHORED_ROLE_MARKER_RE",
+    "TAIL_BUFFER_SIZE",
+    "RoleMarkerGuard",
+]
+
+_ROLES = r"(?:user|assistant|assist|system)"
+
+# seed 002 §7.5, ref §3.1 (RMG-REGEX-001): the four patterns of generation 3.
+#: A confirmed marker at the start of the message or after a newline.
+FABRICATED_ROLE_MARKER_RE = re.compile(r"(?:^|\n)[ \t]*##[ \t]+" + _ROLES + r"(?=[^a-z])")
+#: A confirmed marker after a newline (used once the tail is a mid-stream window).
+NEWLINE_ANCHORED_ROLE_MARKER_RE = re.compile(r"\n[ \t]*##[ \t]+" + _ROLES + r"(?=[^a-z])")
+#: A complete keyword at the very end of the buffer, lookahead not yet known.
+FIRST_CHUNK_PENDING_MARKER_TAIL_RE = re.compile(r"(?:^|\n)[ \t]*##[ \t]+" + _ROLES + r"\Z")
+#: As above, newline-anchored only.
+NEWLINE_ANCHORED_PENDING_MARKER_TAIL_RE = re.compile(r"\n[ \t]*##[ \t]+" + _ROLES + r"\Z")
+
+#: Characters of already-emitted text kept to see markers across chunk boundaries.
+TAIL_BUFFER_SIZE = 64
+
+
+class RoleMarkerGuard:
+    """One assistant message's text channel (ref §3.2, generation 3).
+
+    :meth:`feed_text` returns the part of each chunk that is safe to show.
+    After the first confirmed marker the guard is :attr:`contaminated` and
+    returns ``""`` for everything else fed to it.
+    """
+
+    __slots__ = ("_contaminated", "_first_chunk", "_marker", "_pending", "_tail")
+
+    def __init__(self) -> None:
+        #: Last <= 64 characters already returned as safe text.
+        self._tail = ""
+        #: Received but withheld: a complete-but-unconfirmed marker suffix.
+        self._pending = ""
+        #: True while ``_tail`` is still the whole emitted text (``^`` is the real start).
+        self._first_chunk = True
+        self._contaminated = False
+        self._marker: str | None = None
+
+    @property
+    def contaminated(self) -> bool:
+        """True once a fabricated marker was confirmed; later text is dropped."""
+        return self._contaminated
+
+    @property
+    def marker(self) -> str | None:
+        """The confirmed marker, stripped of its newline and leading blanks (``'##   user'``)."""
+        return self._marker
+
+    def feed_text(self, text: str) -> str:
+        """Feed one chunk of the message's text; return the safe part (maybe ``""``)."""
+        if self._contaminated or not text:
+            return ""
+        tail = self._tail
+        emitted = len(tail)
+        buffer = tail + self._pending + text
+        if self._first_chunk:
+            match_re, pending_re = FABRICATED_ROLE_MARKER_RE, FIRST_CHUNK_PENDING_MARKER_TAIL_RE
+        else:
+            match_re = NEWLINE_ANCHORED_ROLE_MARKER_RE
+            pending_re = NEWLINE_ANCHORED_PENDING_MARKER_TAIL_RE
+
+        match = match_re.search(buffer)
+        if match is not None:
+            # seed 002 §7.5 (RMG-REGEX-001): cut at the marker; drop it and all after it.
+            self._contaminated = True
+            self._marker = match.group(0).strip(" \t\n")
+            self._pending = ""
+            # Empty when the marker began inside the already-emitted tail.
+            return buffer[emitted : match.start()]
+
+        # ref §3.2 (RMG-HOLDBACK-001): withhold a complete keyword whose lookahead
+        # character has not arrived; never withhold what was already emitted.
+        pending_match = pending_re.search(buffer)
+        pending_start = max(pending_match.start(), emitted) if pending_match else len(buffer)
+        safe = buffer[emitted:pending_start]
+        self._pending = buffer[pending_start:]
+
+        # ref §3.2 (RMG-TAIL-001): roll the 64-character tail; ``first_chunk`` turns
+        # off only when the tail is sliced, never merely because something was emitted.
+        full = tail + safe
+        if len(full) > TAIL_BUFFER_SIZE:
+            self._tail = full[-TAIL_BUFFER_SIZE:]
+            self._first_chunk = False
+        else:
+            self._tail = full
+        return safe
+
+    def warning_event(self, message_id: str | None) -> FabricatedRoleMarker | None:
+        """The ``fabricated_role_marker`` event for ``message_id``, or None while clean."""
+        if not self._contaminated or not self._marker:
+            return None
+        return FabricatedRoleMarker(marker=self._marker, message_id=message_id)
