@@ -1,0 +1,328 @@
+"""The runtime every fake CLI shares: probes, scenario steps that are the same in
+every format (faults, sleeps, stderr), file writes, sessions, and the record of
+what the fake was given.
+
+A fake is a real process (design principle 7). It is started as
+``python -m fake_clis AGENT [args...]`` (``harness fakes install`` writes shims
+named like the real binaries that do exactly that). Environment:
+
+* ``FAKE_CLI_SCENARIO`` — scenario name or path (default ``happy``);
+* ``FAKE_CLI_RECORD`` — path of a JSON file the fake writes at exit, holding
+  what it received (argv, cwd, prompt and how it came, selected env, the
+  ``.mcp.json`` it found, protocol frames it read);
+* ``FAKE_CLI_OLD_VERSION=1`` — behave like an old build: optional flags are
+  missing from the help text *and* rejected as unknown;
+* ``FAKE_CLI_AUTH=missing`` — the auth probe reports "not logged in".
+
+Sessions live under ``$HOME/.fake-cli/<agent>/sessions/<id>.json`` so a resume
+continues a session and an unknown id fails the way the real CLI does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, NoReturn
+
+from fake_clis.argv import Grammar, Parsed, UsageError, parse_argv
+from fake_clis.scenario import Scenario, Step, load_scenario
+
+__all__ = [
+    "RECORDED_ENV_KEYS",
+    "CliSpec",
+    "FakeRun",
+    "main_for",
+]
+
+#: Env vars a fake copies into its record (MCP injection, transport switches).
+RECORDED_ENV_KEYS = (
+    "OPENCODE_CONFIG_CONTENT",
+    "MIMOCODE_CONFIG_CONTENT",
+    "GEMINI_CLI_TRUST_WORKSPACE",
+    "OD_CODEX_TRANSPORT",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "CODEX_API_KEY",
+)
+
+
+@dataclass(frozen=True)
+class CliSpec:
+    """What one emulated CLI looks like from outside."""
+
+    agent_id: str
+    #: Program name used in messages (the real binary name).
+    prog: str
+    version_output: str
+    grammar: Callable[[bool], Grammar]
+    #: ``commander`` | ``yargs`` | ``clap`` | ``argparse`` (see fake_clis.argv).
+    style: str
+    #: The emulator: runs one invocation after argv parsed; returns the exit code.
+    run: Callable[[FakeRun], int]
+    version_args: tuple[tuple[str, ...], ...] = (("--version",),)
+    help_args: tuple[tuple[str, ...], ...] = (("--help",),)
+    help_text: str = ""
+    #: Flags shown in help (and accepted) only by a current build.
+    optional_flags: tuple[str, ...] = ()
+    models_args: tuple[str, ...] | None = None
+    models_output: str = ""
+    auth_args: tuple[str, ...] | None = None
+    auth_ok: tuple[str, int] = ("Logged in", 0)
+    auth_missing: tuple[str, int] = ("Not logged in", 1)
+
+
+@dataclass
+class FakeRun:
+    """One invocation of a fake CLI: IO helpers plus the scenario."""
+
+    spec: CliSpec
+    parsed: Parsed
+    argv: list[str]
+    scenario: Scenario
+    cwd: Path
+    home: Path
+    env: Mapping[str, str]
+    stdin: BinaryIO
+    stdout: BinaryIO
+    stderr: BinaryIO
+    record: dict[str, Any] = field(default_factory=dict)
+
+    # -- output ---------------------------------------------------------------
+
+    def out(self, frame: Any) -> None:
+        """Write one stdout line: a dict/list as compact JSON, a str verbatim."""
+        line = frame if isinstance(frame, str) else json.dumps(frame, ensure_ascii=False)
+        self.stdout.write(line.encode("utf-8") + b"\n")
+        self.stdout.flush()
+
+    def out_raw(self, data: bytes) -> None:
+        self.stdout.write(data)
+        self.stdout.flush()
+
+    def err(self, text: str) -> None:
+        self.stderr.write(text.encode("utf-8"))
+        self.stderr.flush()
+
+    # -- input ----------------------------------------------------------------
+
+    def read_stdin_text(self) -> str:
+        data = self.stdin.read()
+        text = data.decode("utf-8", "replace")
+        self.record["prompt"] = text
+        self.record["prompt_via"] = "stdin"
+        return text
+
+    def read_stdin_line(self) -> bytes | None:
+        """One line from stdin (without ``\\n``), or None at EOF."""
+        line = self.stdin.readline()
+        if not line:
+            return None
+        return line.rstrip(b"\n").rstrip(b"\r")
+
+    def read_frame(self) -> Any | None:
+        """The next JSON frame from stdin (blank lines skipped); None at EOF."""
+        while True:
+            line = self.read_stdin_line()
+            if line is None:
+                return None
+            if not line.strip():
+                continue
+            frame = json.loads(line)
+            self.record.setdefault("stdin_frames", []).append(frame)
+            return frame
+
+    # -- scenario -------------------------------------------------------------
+
+    def sleep(self, ms: float) -> None:
+        time.sleep(ms / 1000.0)
+
+    def write_file(self, path: str, content: str) -> Path:
+        """Write a tool's file under the cwd, refusing paths that leave it."""
+        target = (self.cwd / path).resolve()
+        if not target.is_relative_to(self.cwd.resolve()):
+            raise ValueError(f"fake refuses to write outside the cwd: {path}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+        self.record.setdefault("files_written", []).append(path)
+        return target
+
+    def run_common_step(self, step: Step) -> bool:
+        """Steps that look the same in every format. True when handled here."""
+        if step.kind == "sleep":
+            self.sleep(float(step.get("ms", 0)))
+        elif step.kind == "stderr":
+            self.err(step.text)
+        elif step.kind == "noise":
+            self.out(step.text)
+        elif step.kind == "spawn_tree":
+            self.spawn_tree(bool(step.get("ignore_term", True)))
+        elif step.kind == "hang":
+            self.hang()
+        elif step.kind == "crash" and not step.get("mid_line"):
+            self.exit(int(step.get("exit_code", 1)))
+        else:
+            return False
+        return True
+
+    def spawn_tree(self, ignore_term: bool) -> None:
+        """Start a child that starts a grandchild; both sleep (and may ignore SIGTERM)."""
+        code = (
+            "import os,signal,subprocess,sys,time\n"
+            f"if {ignore_term!r} and hasattr(signal,'SIGTERM'):"
+            " signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "if len(sys.argv) > 1:\n"
+            "    subprocess.Popen([sys.executable, '-c', sys.argv[1]])\n"
+            "print(os.getpid(), flush=True)\n"
+            "while True: time.sleep(1)\n"
+        )
+        grandchild = code
+        child = subprocess.Popen(
+            [sys.executable, "-c", code, grandchild],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.record.setdefault("spawned_pids", []).append(child.pid)
+
+    def hang(self) -> NoReturn:
+        self.finish_record()
+        while True:
+            time.sleep(3600)
+
+    def exit(self, code: int) -> NoReturn:
+        self.finish_record()
+        self.stdout.flush()
+        os._exit(code)
+
+    def wait_for_stdin_close(self) -> None:
+        """Block until stdin reaches EOF (a CLI that reads until the host closes it)."""
+        while self.stdin.read(65536):
+            pass
+
+    def linger_if_asked(self) -> None:
+        """``ignore_stdin_close``: keep running after the work is done until killed."""
+        if self.scenario.ignore_stdin_close:
+            self.hang()
+
+    # -- sessions ----------------------------------------------------------------
+
+    @property
+    def session_dir(self) -> Path:
+        return self.home / ".fake-cli" / self.spec.agent_id / "sessions"
+
+    def new_session_id(self) -> str:
+        return str(uuid.uuid4())
+
+    def load_session(self, session_id: str) -> dict[str, Any] | None:
+        path = self.session_dir / f"{_safe_name(session_id)}.json"
+        try:
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data
+
+    def save_session(self, session_id: str, turns: Sequence[Mapping[str, Any]]) -> None:
+        self.session_dir.mkdir(parents=True, exist_ok=True)
+        path = self.session_dir / f"{_safe_name(session_id)}.json"
+        path.write_text(json.dumps({"id": session_id, "turns": list(turns)}), encoding="utf-8")
+
+    # -- record --------------------------------------------------------------------
+
+    def finish_record(self) -> None:
+        target = self.env.get("FAKE_CLI_RECORD")
+        if not target:
+            return
+        self.record.setdefault("agent", self.spec.agent_id)
+        self.record.setdefault("argv", self.argv)
+        self.record.setdefault("cwd", str(self.cwd))
+        self.record.setdefault("scenario", self.scenario.name)
+        self.record["env"] = {k: self.env[k] for k in RECORDED_ENV_KEYS if k in self.env}
+        mcp = self.cwd / ".mcp.json"
+        if mcp.is_file():
+            try:
+                self.record["mcp_json"] = json.loads(mcp.read_text(encoding="utf-8"))
+            except ValueError:
+                self.record["mcp_json"] = "<invalid JSON>"
+        Path(target).write_text(json.dumps(self.record, indent=2), encoding="utf-8")
+
+
+def _safe_name(session_id: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:200]
+
+
+def _probe(spec: CliSpec, argv: list[str], env: Mapping[str, str]) -> int | None:
+    """Answer version / help / models / auth probes; None when argv is a real run."""
+    args = tuple(argv)
+    old = env.get("FAKE_CLI_OLD_VERSION") == "1"
+    if args in spec.version_args:
+        sys.stdout.write(spec.version_output + "\n")
+        return 0
+    if args in spec.help_args:
+        text = spec.help_text
+        if old:
+            text = "\n".join(
+                line
+                for line in text.splitlines()
+                if not any(flag in line for flag in spec.optional_flags)
+            )
+        sys.stdout.write(text + "\n")
+        return 0
+    if spec.models_args is not None and args == spec.models_args:
+        sys.stdout.write(spec.models_output)
+        return 0
+    if spec.auth_args is not None and args == spec.auth_args:
+        text, code = spec.auth_missing if env.get("FAKE_CLI_AUTH") == "missing" else spec.auth_ok
+        (sys.stdout if code == 0 else sys.stderr).write(text + "\n")
+        return code
+    return None
+
+
+def main_for(spec: CliSpec, argv: list[str]) -> int:
+    """Entry point for one emulated CLI."""
+    env = dict(os.environ)
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    probed = _probe(spec, argv, env)
+    if probed is not None:
+        return probed
+    old = env.get("FAKE_CLI_OLD_VERSION") == "1"
+    try:
+        parsed = parse_argv(spec.grammar(old), argv, style=spec.style, prog=spec.prog)
+    except UsageError as exc:
+        sys.stderr.write(exc.message + "\n")
+        return exc.exit_code
+    scenario = load_scenario(env.get("FAKE_CLI_SCENARIO") or "happy")
+    if scenario.old_version and not old:
+        try:
+            parsed = parse_argv(spec.grammar(True), argv, style=spec.style, prog=spec.prog)
+        except UsageError as exc:
+            sys.stderr.write(exc.message + "\n")
+            return exc.exit_code
+    run = FakeRun(
+        spec=spec,
+        parsed=parsed,
+        argv=argv,
+        scenario=scenario,
+        cwd=Path.cwd(),
+        home=Path(env.get("HOME") or env.get("USERPROFILE") or Path.home()),
+        env=env,
+        stdin=sys.stdin.buffer,
+        stdout=sys.stdout.buffer,
+        stderr=sys.stderr.buffer,
+    )
+    if scenario.stall_ms:
+        run.sleep(scenario.stall_ms)
+    try:
+        code = spec.run(run)
+    except BrokenPipeError:
+        code = 141
+    run.finish_record()
+    return code

@@ -1,0 +1,54 @@
+"""Which emulator module stands in for which agent id.
+
+Each emulator module (one per wire format) exports ``SPECS: dict[str, CliSpec]``
+for the CLIs it emulates. Fakes are stand-ins for particular CLIs, so naming
+agent ids here is their job (the engine in ``harness/`` never does).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from fake_clis.base import CliSpec
+
+__all__ = ["EMULATOR_MODULES", "all_specs", "spec_for"]
+
+#: One module per wire format.
+EMULATOR_MODULES = (
+    "fake_clis.claude_stream",
+    "fake_clis.json_events",
+    "fake_clis.copilot",
+    "fake_clis.qoder",
+    "fake_clis.plain",
+    "fake_clis.acp",
+    "fake_clis.pi_rpc",
+    "fake_clis.dsh",
+    "fake_clis.codex_app_server",
+)
+
+
+def all_specs() -> dict[str, CliSpec]:
+    """agent id -> spec, from every emulator module that is present."""
+    specs: dict[str, CliSpec] = {}
+    for name in EMULATOR_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        for agent_id, spec in getattr(module, "SPECS", {}).items():
+            if agent_id in specs:
+                raise ValueError(f"two emulators claim agent {agent_id!r}")
+            specs[agent_id] = spec
+    return specs
+
+
+def spec_for(agent_id: str) -> CliSpec:
+    specs = all_specs()
+    try:
+        return specs[agent_id]
+    except KeyError:
+        raise KeyError(
+            f"no fake CLI for agent {agent_id!r}; fakes exist for: {', '.join(sorted(specs))}"
+        ) from None
