@@ -246,6 +246,9 @@ class AgentDef:
     bin_env_key: str | None = None
     #: darwin app-bundle candidates tried after PATH (``~`` expanded).
     app_bundle_paths: tuple[str, ...] = ()
+    #: Executables bundled with the host app, tried after the ``<ID>_BIN`` override and
+    #: before PATH (seed 002 §5 step ②); absolute or ``~``-prefixed, first existing wins.
+    bundled_paths: tuple[str, ...] = ()
     node_wrapper_native: NodeWrapperNative | None = None
 
     # --- invocation ---------------------------------------------------------
@@ -274,6 +277,8 @@ class AgentDef:
     supports_custom_model: bool = True
     default_model_env_var: str | None = None
     version_probe_timeout_ms: int | None = None
+    #: Help/capability probe timeout (default 5000 ms, ref §5.1).
+    help_probe_timeout_ms: int | None = None
     version_policy: VersionPolicy | None = None
     compatibility_probe: CompatibilityProbe | None = None
 

@@ -1,0 +1,44 @@
+"""Implementations of the ``harness`` subcommands (argument parsing is in cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TextIO
+
+from harness.defs.types import AgentDef
+from harness.errors import HarnessError
+
+__all__ = ["load_defs", "run_command"]
+
+
+def load_defs(args: argparse.Namespace, err: TextIO | None = None) -> tuple[AgentDef, ...]:
+    """Built-in defs plus local profiles; each bad profile is reported, none hides a built-in."""
+    import sys
+
+    from harness.defs.registry import load_agent_defs
+
+    defs, problems = load_agent_defs(profile_path=getattr(args, "profiles", None), env=os.environ)
+    for problem in problems:
+        print(f"harness: warning: {problem}", file=err or sys.stderr)
+    return defs
+
+
+def run_command(args: argparse.Namespace, out: TextIO) -> int:
+    if args.command == "agents":
+        from harness.commands.agents import cmd_agents
+
+        return cmd_agents(args, out)
+    if args.command == "detect":
+        from harness.commands.detect import cmd_detect
+
+        return cmd_detect(args, out)
+    if args.command == "argv":
+        from harness.commands.argv import cmd_argv
+
+        return cmd_argv(args, out)
+    if args.command == "parse":
+        from harness.commands.parse import cmd_parse
+
+        return cmd_parse(args, out)
+    raise HarnessError(f"unknown command {args.command!r}")

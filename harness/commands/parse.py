@@ -1,0 +1,166 @@
+"""``harness parse``: feed a raw stdout capture through a def's parser and print events.
+
+One-way formats go through the format's stream parser. Two-way formats
+(``harness.streams.TWO_WAY_FORMATS``) are replayed through the format's
+session as if the CLI were live (:mod:`harness.capture`):
+
+* stdout: the events (one line each, or one JSON object each with ``--json``);
+  then, with ``--frames``, every frame the session wrote, in order: ``> `` and
+  the frame's compact JSON, or with ``--json`` one ``{"frame": <frame>}`` object
+  (an object without ``type``, so it never reads as an event);
+* stderr: a summary (status, lines replayed and left after the first turn,
+  response ids matched by order, frame differences), then each id rewrite and
+  each frame difference, then the failure reason. With ``--json`` the summary
+  is one ``{"summary": {...}}`` object instead;
+* ``--host-input FILE``: what the recorded client wrote to the CLI's stdin. The
+  replay follows its request (prompt, cwd, request id, resume) and compares the
+  session's frames with it (ids, paths and timestamps ignored);
+* exit code: 0 when the run completed or was cancelled and no frame differs;
+  1 when the run failed or a frame differs; 2 for bad usage or bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from harness.errors import HarnessError
+from harness.events import Event
+from harness.render import format_event
+
+if TYPE_CHECKING:
+    from harness.capture import CaptureReplay
+    from harness.defs.types import AgentDef
+
+__all__ = ["cmd_parse", "resolve_format"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+
+
+def _resolve(args: argparse.Namespace) -> tuple[str, str | None, AgentDef | None]:
+    if bool(args.agent) == bool(args.format):
+        raise HarnessError("give exactly one of --agent ID or --format FORMAT")
+    if args.agent:
+        from harness.commands import load_defs
+        from harness.defs.registry import get_agent_def
+
+        defn = get_agent_def(args.agent, load_defs(args))
+        return defn.stream_format, args.parser or defn.event_parser, defn
+    return str(args.format), args.parser, None
+
+
+def resolve_format(args: argparse.Namespace) -> tuple[str, str | None]:
+    """(stream_format, dialect) from ``--agent`` or ``--format``/``--parser``."""
+    stream_format, dialect, _ = _resolve(args)
+    return stream_format, dialect
+
+
+def _emit(events: list[Event], out: TextIO, as_json: bool) -> None:
+    for event in events:
+        if as_json:
+            out.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+        else:
+            out.write(format_event(event) + "\n")
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise HarnessError(f"{path}: {exc.strerror}") from exc
+
+
+def cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
+    from harness.streams import TWO_WAY_FORMATS, UnknownStreamFormatError, create_parser
+
+    stream_format, dialect, defn = _resolve(args)
+    if args.chunk is not None and args.chunk < 1:
+        raise HarnessError(f"--chunk must be >= 1, got {args.chunk}")
+    frames = getattr(args, "frames", False)
+    host_input = getattr(args, "host_input", None)
+    if stream_format in TWO_WAY_FORMATS:
+        return _replay(args, stream_format, defn, out, frames=frames, host_input=host_input)
+    if frames or host_input is not None:
+        raise HarnessError(
+            f"--frames and --host-input apply to two-way formats only "
+            f"({', '.join(sorted(TWO_WAY_FORMATS))}); {stream_format!r} is one-way"
+        )
+    data = _read(args.file)
+    try:
+        parser = create_parser(stream_format, dialect)
+    except UnknownStreamFormatError as exc:
+        raise HarnessError(str(exc)) from exc
+    size = args.chunk or max(len(data), 1)
+    for start in range(0, len(data), size):
+        _emit(parser.feed(data[start : start + size]), out, args.json)
+    _emit(parser.finish(), out, args.json)
+    return EXIT_OK
+
+
+# -- two-way formats: replay through the session (harness.capture) ----------------------------
+
+
+def _replay(
+    args: argparse.Namespace,
+    stream_format: str,
+    defn: AgentDef | None,
+    out: TextIO,
+    *,
+    frames: bool,
+    host_input: str | None,
+) -> int:
+    from harness.capture import replay
+
+    data = _read(args.file)
+    host = _read(host_input) if host_input is not None else None
+    result = replay(stream_format, data, defn=defn, host_input=host, chunk_size=args.chunk)
+    _emit(result.events, out, args.json)
+    if frames:
+        for frame in result.frames:
+            if args.json:
+                out.write(json.dumps({"frame": frame}, ensure_ascii=False) + "\n")
+            else:
+                text = frame if isinstance(frame, str) else json.dumps(frame, ensure_ascii=False)
+                out.write(f"> {text}\n")
+    out.flush()
+    # CAPTURE-FAIL-001: the reason comes after the events recovered before the failure.
+    _report(result, sys.stderr, as_json=args.json)
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def _report(result: CaptureReplay, err: TextIO, *, as_json: bool) -> None:
+    if as_json:
+        err.write(json.dumps({"summary": result.summary_json()}, ensure_ascii=False) + "\n")
+        err.flush()
+        return
+    status = result.status.value if result.status else "unfinished"
+    parts = [
+        f"{result.lines_consumed} lines replayed",
+        f"{len(result.remaining_lines)} lines left after the first turn",
+        f"{len(result.id_rewrites)} response ids rewritten",
+        f"{len(result.frames)} frames sent",
+    ]
+    comparison = result.comparison
+    if comparison is not None:
+        parts.append(
+            f"{len(comparison.differences)} of {max(comparison.recorded, comparison.sent)} "
+            "frames differ from the host input"
+        )
+        if comparison.after_first_turn:
+            parts.append(f"{comparison.after_first_turn} host frames after the first turn")
+    err.write(f"harness: replay {result.stream_format}: {status}; {'; '.join(parts)}\n")
+    for rewrite in result.id_rewrites:
+        err.write(f"harness: replay: {rewrite.describe()}\n")
+    for difference in comparison.differences if comparison is not None else ():
+        err.write(f"harness: replay: {difference.describe()}\n")
+    error = result.error
+    if error is not None:
+        rule = f"[{error.rule}] " if error.rule else ""
+        err.write(f"harness: replay failed: {rule}{error.code}: {error.message}\n")
+    elif result.status is None:
+        err.write("harness: replay failed: the session did not finish\n")
+    err.flush()

@@ -1,0 +1,747 @@
+"""Detection: is each agent CLI installed, which version, what does it support.
+
+Per def (seed 000 §2, seed 002 §5.4, ref §5.1):
+
+1. resolve the executable (:func:`harness.launch.resolve_executable`) and build the
+   launch env; every probe runs on ``launch_path`` with that env, i.e. on what a run
+   will actually spawn (DETECT-LAUNCHPATH-001);
+2. the version probe, classified exactly as seed 002 §5.4 (DETECT-VERSION-001..004);
+3. the version policy (DETECT-POLICY-001) and the compatibility probe (DETECT-COMPAT-001);
+4. concurrently: help/capabilities (DETECT-CAPS-001), model listing
+   (DETECT-MODELS-001) and the declared auth probe (DETECT-AUTH-001)
+   (DETECT-CONCURRENT-001).
+
+All defs are probed concurrently (DETECT-PARALLEL-001), each fault-isolated
+(DETECT-ISOLATION-001); :func:`detect_stream` yields in completion order
+(DETECT-ORDER-001), :func:`detect_all` returns registry order (DETECT-ORDER-002).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import os
+import re
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness.defs.types import DEFAULT_MODEL_OPTION, AgentDef, ModelOption, VersionPolicy
+from harness.launch import (
+    FileSystemView,
+    RealFileSystem,
+    Resolution,
+    launch_env,
+    resolve_executable,
+)
+from harness.run import ProbeResult, run_probe
+from harness.streams.base import js_trim
+
+__all__ = [
+    "AUTH_PROBE_TIMEOUT_MS",
+    "COMPATIBILITY_PROBE_TIMEOUT_MS",
+    "HELP_PROBE_TIMEOUT_MS",
+    "MODELS_PROBE_TIMEOUT_MS",
+    "VERSION_PROBE_TIMEOUT_MS",
+    "AuthStatus",
+    "DetectionResult",
+    "Diagnostic",
+    "DiagnosticCode",
+    "ProbeRunner",
+    "VersionProbeOutcome",
+    "classify_auth",
+    "classify_version_probe",
+    "detect_agent",
+    "detect_all",
+    "detect_all_sync",
+    "detect_stream",
+    "is_tested_version",
+    "probe_agent",
+]
+
+# ref §5.1 / §5.4: per-probe defaults when the def does not say.
+VERSION_PROBE_TIMEOUT_MS = 3000
+HELP_PROBE_TIMEOUT_MS = 5000
+MODELS_PROBE_TIMEOUT_MS = 5000
+AUTH_PROBE_TIMEOUT_MS = 5000
+COMPATIBILITY_PROBE_TIMEOUT_MS = 5000
+
+# ref §5.1: the output caps upstream passes as ``maxBuffer``.
+_VERSION_MAX_BYTES = 1024 * 1024
+_COMPAT_MAX_BYTES = 1024 * 1024
+_HELP_MAX_BYTES = 4 * 1024 * 1024
+_MODELS_MAX_BYTES = 8 * 1024 * 1024
+_AUTH_MAX_BYTES = 1024 * 1024
+
+#: Longest excerpt of CLI output quoted in a diagnostic or auth message.
+_EXCERPT_CHARS = 200
+
+
+class ProbeRunner(Protocol):
+    """The signature of :func:`harness.run.run_probe` (injectable for tests)."""
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        timeout_s: float,
+        max_output_bytes: int,
+        cwd: str | None = None,
+    ) -> Awaitable[ProbeResult]: ...
+
+
+class DiagnosticCode(str, enum.Enum):
+    """Machine-readable diagnostic codes of a :class:`DetectionResult`."""
+
+    #: No executable on PATH, toolchain dirs or app bundle.
+    NOT_ON_PATH = "not-on-path"
+    #: The ``<ID>_BIN`` override was set but ignored (not absolute / missing / not executable).
+    OVERRIDE_IGNORED = "override-ignored"
+    #: Version probe: EACCES or exit 126.
+    NOT_EXECUTABLE = "not-executable"
+    #: Version probe: ENOENT / ENOTDIR or exit 127.
+    MISSING_TARGET = "missing-target"
+    #: The version probe ran but gave no version (informational; still available).
+    VERSION_UNKNOWN = "version-unknown"
+    #: ``version_policy.require_version`` and no version.
+    VERSION_REQUIRED = "version-required"
+    #: A parseable version outside the tested set (warning; still available).
+    VERSION_UNTESTED = "version-untested"
+    #: The compatibility probe failed or its ``parse`` raised.
+    INCOMPATIBLE = "incompatible"
+    #: The help probe failed: every optional flag is off.
+    HELP_PROBE_FAILED = "help-probe-failed"
+    #: The model listing failed or was empty: fallback models are shown.
+    MODELS_FALLBACK = "models-fallback"
+    #: Detection of this def raised unexpectedly (fault isolation).
+    PROBE_CRASHED = "probe-crashed"
+
+
+class AuthStatus(str, enum.Enum):
+    OK = "ok"
+    MISSING = "missing"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: DiagnosticCode
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code.value, "message": self.message}
+
+
+@dataclass(frozen=True)
+class DetectionResult:
+    """One def's detection outcome (ref §5.1 step 8)."""
+
+    id: str
+    name: str
+    available: bool
+    #: ``selected_path``: the executable the user installed.
+    path: str | None
+    #: What runs spawn (differs for a node wrapper with a vendored native binary).
+    launch_path: str | None
+    version: str | None
+    #: capability key -> found in help output; ``{}`` when the help probe failed or none.
+    capabilities: Mapping[str, bool] = field(default_factory=dict)
+    models: tuple[ModelOption, ...] = (DEFAULT_MODEL_OPTION,)
+    #: ``"live"`` (from the listing command) or ``"fallback"`` (the def's static list).
+    models_source: str = "fallback"
+    #: Only set when the def declares ``auth_probe`` (seed 000 §9).
+    auth_status: AuthStatus | None = None
+    auth_message: str | None = None
+    #: Companion version from a successful compatibility probe.
+    companion_version: str | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "available": self.available,
+            "path": self.path,
+            "launch_path": self.launch_path,
+            "version": self.version,
+            "capabilities": dict(self.capabilities),
+            "models": [{"id": m.id, "label": m.label} for m in self.models],
+            "models_source": self.models_source,
+        }
+        # seed 000 §2.3 / §9: no auth field at all for a def that declares no probe.
+        if self.auth_status is not None:
+            out["auth_status"] = self.auth_status.value
+            out["auth_message"] = self.auth_message
+        if self.companion_version is not None:
+            out["companion_version"] = self.companion_version
+        out["diagnostics"] = [d.to_json() for d in self.diagnostics]
+        return out
+
+
+def _excerpt(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _EXCERPT_CHARS else line[: _EXCERPT_CHARS - 1] + "…"
+
+
+def _fallback_models(defn: AgentDef) -> tuple[ModelOption, ...]:
+    return tuple(defn.fallback_models) or (DEFAULT_MODEL_OPTION,)
+
+
+def _unavailable(
+    defn: AgentDef,
+    diagnostics: Sequence[Diagnostic],
+    *,
+    resolution: Resolution | None = None,
+    version: str | None = None,
+) -> DetectionResult:
+    """ref §5.1 ``unavailableAgent``: fallback models, no capabilities, no auth."""
+    return DetectionResult(
+        id=defn.id,
+        name=defn.name,
+        available=False,
+        path=resolution.selected_path if resolution else None,
+        launch_path=resolution.launch_path if resolution else None,
+        version=version,
+        capabilities={},
+        models=_fallback_models(defn),
+        models_source="fallback",
+        diagnostics=tuple(diagnostics),
+    )
+
+
+# --------------------------------------------------------------------------- version probe
+
+
+class VersionProbeOutcome(str, enum.Enum):
+    """seed 002 §5.4: the three ways a version probe can end."""
+
+    #: The CLI launched (its version may still be unknown).
+    SPAWNED = "spawned"
+    #: EACCES or exit 126: not invocable, not executable.
+    NOT_EXECUTABLE = "not-executable"
+    #: ENOENT / ENOTDIR or exit 127: not invocable, target missing.
+    MISSING_TARGET = "missing-target"
+
+
+def classify_version_probe(result: ProbeResult) -> VersionProbeOutcome:
+    """seed 002 §5.4 (DETECT-VERSION-001/002/003), exactly.
+
+    ``EACCES`` or exit 126 -> not executable; ``ENOENT``/``ENOTDIR`` or exit 127 ->
+    missing; anything else (timeout, other non-zero exit, signal, other errno)
+    -> spawned, so a CLI that rejects ``--version`` stays available.
+    """
+    if result.os_error == "EACCES" or result.exit_code == 126:
+        return VersionProbeOutcome.NOT_EXECUTABLE
+    if result.os_error in ("ENOENT", "ENOTDIR") or result.exit_code == 127:
+        return VersionProbeOutcome.MISSING_TARGET
+    return VersionProbeOutcome.SPAWNED
+
+
+def _raw_version(stdout: str) -> str | None:
+    """ref §5.1: ``stdout.trim().split('\\n')[0].trim() || null``: first non-blank line."""
+    trimmed = js_trim(stdout)
+    if not trimmed:
+        return None
+    return js_trim(trimmed.split("\n", 1)[0]) or None
+
+
+def is_tested_version(policy: VersionPolicy, version: str) -> bool:
+    """In ``supported_versions``, or fully matching ``supported_version_pattern`` (a regex)."""
+    if version in policy.supported_versions:
+        return True
+    pattern = policy.supported_version_pattern
+    return bool(pattern) and re.fullmatch(pattern or "", version) is not None
+
+
+# --------------------------------------------------------------------------- auth
+
+#: Text that means "not signed in" in a CLI's auth-status output (ref §5.4: the claude and
+#: cursor classifiers and the AGENT_AUTH_REQUIRED class of ``classifyAgentServiceFailure``).
+_AUTH_MISSING = re.compile(
+    r"not\s+(?:authenticated|logged[ _-]?in|signed[ _-]?in)"
+    r"|\bunauthenticated\b"
+    r"|authentication\s+required"
+    r"|(?:login|sign[ _-]?in)\s+required"
+    r"|please\s+(?:sign|log)[ _-]?in"
+    r"|\"(?:authenticated|loggedIn|logged_in)\"\s*:\s*false"
+    r"|invalid\s+api\s+key"
+    r"|\bunauthorized\b",
+    re.IGNORECASE,
+)
+
+
+def classify_auth(defn: AgentDef, result: ProbeResult) -> tuple[AuthStatus, str]:
+    """ref §5.4 (DETECT-AUTH-001): ``missing`` on an auth-failure signal in stdout/stderr,
+    ``ok`` on a clean exit without one, else ``unknown`` with a short message."""
+    assert defn.auth_probe is not None
+    command = " ".join([defn.bin, *defn.auth_probe.args])
+    text = f"{result.stdout}\n{result.stderr}"
+    match = _AUTH_MISSING.search(text)
+    if match is not None:
+        line = next((ln for ln in text.splitlines() if match.group(0) in ln), match.group(0))
+        return AuthStatus.MISSING, f"{defn.name} is not signed in (`{command}`: {_excerpt(line)})"
+    if result.ok:
+        return AuthStatus.OK, f"{defn.name} is signed in (`{command}`)"
+    return (
+        AuthStatus.UNKNOWN,
+        f"{defn.name} authentication status could not be verified with `{command}` "
+        f"({result.describe()}).",
+    )
+
+
+# --------------------------------------------------------------------------- one def
+
+
+def _ms(value: int | None, default_ms: int) -> float:
+    return (value if value is not None else default_ms) / 1000.0
+
+
+def _live_models(parsed: Sequence[ModelOption]) -> tuple[ModelOption, ...]:
+    """De-duplicate by id and put ``default`` first (adding it when missing)."""
+    seen: set[str] = set()
+    rest: list[ModelOption] = []
+    default = DEFAULT_MODEL_OPTION
+    for option in parsed:
+        if option.id in seen:
+            continue
+        seen.add(option.id)
+        if option.id == DEFAULT_MODEL_OPTION.id:
+            default = option
+        else:
+            rest.append(option)
+    return (default, *rest)
+
+
+async def _probe_capabilities(
+    defn: AgentDef, argv0: str, env: Mapping[str, str], runner: ProbeRunner
+) -> tuple[dict[str, bool], list[Diagnostic]]:
+    """seed 002 §5.5 (DETECT-CAPS-001): substring match of each flag in help stdout.
+
+    Only when the def declares ``help_args`` and ``capability_flags``. A failed help
+    probe gives ``{}``: every optional flag off, the safe baseline for ``build_args``.
+    Several flags naming one key are aliases: the key is on when any is found.
+    """
+    if defn.help_args is None or not defn.capability_flags:
+        return {}, []
+    result = await runner(
+        [argv0, *defn.help_args],
+        env=env,
+        timeout_s=_ms(defn.help_probe_timeout_ms, HELP_PROBE_TIMEOUT_MS),
+        max_output_bytes=_HELP_MAX_BYTES,
+    )
+    if not result.ok:
+        return {}, [
+            Diagnostic(
+                DiagnosticCode.HELP_PROBE_FAILED,
+                f"`{' '.join([defn.bin, *defn.help_args])}` {result.describe()}; "
+                "optional flags are off",
+            )
+        ]
+    caps: dict[str, bool] = {}
+    for flag, key in defn.capability_flags.items():
+        caps[key] = caps.get(key, False) or flag in result.stdout
+    return caps, []
+
+
+async def _probe_models(
+    defn: AgentDef, argv0: str, env: Mapping[str, str], runner: ProbeRunner
+) -> tuple[tuple[ModelOption, ...], str, list[Diagnostic]]:
+    """ref §5.1 step 7 (DETECT-MODELS-001): ``parse`` the listing; ``None``, empty, a failed
+    command or a raising ``parse`` -> the def's fallback models, source ``fallback``."""
+    listing = defn.list_models
+    if listing is None:
+        return _fallback_models(defn), "fallback", []
+    result = await runner(
+        [argv0, *listing.args],
+        env=env,
+        timeout_s=_ms(listing.timeout_ms, MODELS_PROBE_TIMEOUT_MS),
+        max_output_bytes=_MODELS_MAX_BYTES,
+    )
+    command = " ".join([defn.bin, *listing.args])
+    if not result.ok:
+        problem = result.describe()
+    else:
+        try:
+            parsed = listing.parse(result.stdout)
+        except Exception as exc:
+            problem = f"output not understood ({type(exc).__name__}: {exc})"
+        else:
+            if parsed:
+                return _live_models(parsed), "live", []
+            problem = "listed no models"
+    diag = Diagnostic(DiagnosticCode.MODELS_FALLBACK, f"`{command}` {problem}; using fallbacks")
+    return _fallback_models(defn), "fallback", [diag]
+
+
+async def _probe_auth(
+    defn: AgentDef, argv0: str, env: Mapping[str, str], runner: ProbeRunner
+) -> tuple[AuthStatus, str] | None:
+    """seed 000 §2.3, §9 (DETECT-AUTH-001): only a declared probe runs; none -> no auth."""
+    probe = defn.auth_probe
+    if probe is None:
+        return None
+    result = await runner(
+        [argv0, *probe.args],
+        env=env,
+        timeout_s=_ms(probe.timeout_ms, AUTH_PROBE_TIMEOUT_MS),
+        max_output_bytes=_AUTH_MAX_BYTES,
+    )
+    return classify_auth(defn, result)
+
+
+async def probe_agent(
+    defn: AgentDef,
+    *,
+    env: Mapping[str, str],
+    platform: str,
+    home: str,
+    fs: FileSystemView,
+    arch: str | None = None,
+    interpreter_dir: str | None = None,
+    runner: ProbeRunner = run_probe,
+) -> DetectionResult:
+    """Detect one def (ref §5.1 ``probe``). May raise; :func:`detect_agent` isolates it."""
+    diagnostics: list[Diagnostic] = []
+    resolution = resolve_executable(defn, platform=platform, env=env, fs=fs, home=home, arch=arch)
+    if resolution.override_problem:
+        diagnostics.append(
+            Diagnostic(DiagnosticCode.OVERRIDE_IGNORED, f"{resolution.override_problem}; ignored")
+        )
+    launch_path = resolution.launch_path
+    if launch_path is None:
+        names = ", ".join([defn.bin, *defn.fallback_bins])
+        diagnostics.append(
+            Diagnostic(
+                DiagnosticCode.NOT_ON_PATH,
+                f"{names} not found in {len(resolution.searched_dirs)} dirs: "
+                + (";" if platform == "win32" else ":").join(resolution.searched_dirs),
+            )
+        )
+        return _unavailable(defn, diagnostics, resolution=resolution)
+
+    # seed 000 §2.1, seed 002 §5.4 (DETECT-LAUNCHPATH-001): probe what a run will spawn,
+    # with the env it will spawn with.
+    probe_env = launch_env(
+        env,
+        resolution,
+        platform=platform,
+        interpreter_dir=interpreter_dir,
+        home=home,
+        defn=defn,
+    )
+
+    # ---- version probe: seed 002 §5.4 classification (DETECT-VERSION-001..004)
+    version_result = await runner(
+        [launch_path, *defn.version_args],
+        env=probe_env,
+        timeout_s=_ms(defn.version_probe_timeout_ms, VERSION_PROBE_TIMEOUT_MS),
+        max_output_bytes=_VERSION_MAX_BYTES,
+    )
+    outcome = classify_version_probe(version_result)
+    if outcome is VersionProbeOutcome.NOT_EXECUTABLE:
+        diagnostics.append(
+            Diagnostic(
+                DiagnosticCode.NOT_EXECUTABLE,
+                f"{launch_path} is not executable ({version_result.describe()})",
+            )
+        )
+        return _unavailable(defn, diagnostics, resolution=resolution)
+    if outcome is VersionProbeOutcome.MISSING_TARGET:
+        diagnostics.append(
+            Diagnostic(
+                DiagnosticCode.MISSING_TARGET,
+                f"{launch_path} or its interpreter is missing ({version_result.describe()})",
+            )
+        )
+        return _unavailable(defn, diagnostics, resolution=resolution)
+
+    policy = defn.version_policy
+    version: str | None = None
+    if version_result.ok:
+        raw = _raw_version(version_result.stdout)
+        version = raw
+        if raw is not None and policy is not None and policy.parse is not None:
+            try:
+                version = policy.parse(raw)
+            except Exception as exc:
+                version = None
+                diagnostics.append(
+                    Diagnostic(
+                        DiagnosticCode.VERSION_UNKNOWN,
+                        f"version {raw!r} not understood ({type(exc).__name__}: {exc})",
+                    )
+                )
+    else:
+        # seed 002 §5.4: launched but no version (rejects --version, timed out, ...).
+        diagnostics.append(
+            Diagnostic(
+                DiagnosticCode.VERSION_UNKNOWN,
+                f"`{' '.join([defn.bin, *defn.version_args])}` {version_result.describe()}",
+            )
+        )
+
+    # ---- version policy: ref §5.1 steps 4 and 6 (DETECT-POLICY-001)
+    if policy is not None and policy.require_version and not version:
+        diagnostics.append(
+            Diagnostic(
+                DiagnosticCode.VERSION_REQUIRED,
+                f"{defn.name} needs a readable version; tested: "
+                + ", ".join(policy.supported_versions),
+            )
+        )
+        return _unavailable(defn, diagnostics, resolution=resolution)
+
+    # ---- compatibility probe: ref §5.1 step 5 (DETECT-COMPAT-001)
+    companion: str | None = None
+    compat = defn.compatibility_probe
+    if compat is not None:
+        compat_result = await runner(
+            [launch_path, *compat.args],
+            env=probe_env,
+            timeout_s=_ms(compat.timeout_ms, COMPATIBILITY_PROBE_TIMEOUT_MS),
+            max_output_bytes=_COMPAT_MAX_BYTES,
+        )
+        command = " ".join([defn.bin, *compat.args])
+        if not compat_result.ok:
+            diagnostics.append(
+                Diagnostic(
+                    DiagnosticCode.INCOMPATIBLE,
+                    f"`{command}` {compat_result.describe()}: {_excerpt(compat_result.stderr)}",
+                )
+            )
+            return _unavailable(defn, diagnostics, resolution=resolution, version=version)
+        try:
+            companion = compat.parse(compat_result.stdout)
+        except Exception as exc:
+            diagnostics.append(
+                Diagnostic(
+                    DiagnosticCode.INCOMPATIBLE,
+                    f"`{command}` rejected: {type(exc).__name__}: {exc}",
+                )
+            )
+            return _unavailable(defn, diagnostics, resolution=resolution, version=version)
+
+    if policy is not None and version and not is_tested_version(policy, version):
+        diagnostics.append(
+            Diagnostic(
+                DiagnosticCode.VERSION_UNTESTED,
+                f"version {version!r} is untested; tested: " + ", ".join(policy.supported_versions),
+            )
+        )
+
+    # ---- seed 002 §5.4 (DETECT-CONCURRENT-001): help, models and auth concurrently.
+    (caps, cap_diags), (models, source, model_diags), auth = await asyncio.gather(
+        _probe_capabilities(defn, launch_path, probe_env, runner),
+        _probe_models(defn, launch_path, probe_env, runner),
+        _probe_auth(defn, launch_path, probe_env, runner),
+    )
+    diagnostics.extend(cap_diags)
+    diagnostics.extend(model_diags)
+    return DetectionResult(
+        id=defn.id,
+        name=defn.name,
+        available=True,
+        path=resolution.selected_path,
+        launch_path=launch_path,
+        version=version,
+        capabilities=caps,
+        models=models,
+        models_source=source,
+        auth_status=auth[0] if auth else None,
+        auth_message=auth[1] if auth else None,
+        companion_version=companion,
+        diagnostics=tuple(diagnostics),
+    )
+
+
+async def detect_agent(
+    defn: AgentDef,
+    *,
+    env: Mapping[str, str],
+    platform: str,
+    home: str,
+    fs: FileSystemView,
+    arch: str | None = None,
+    interpreter_dir: str | None = None,
+    runner: ProbeRunner = run_probe,
+) -> DetectionResult:
+    """:func:`probe_agent`, fault-isolated (DETECT-ISOLATION-001).
+
+    seed 002 §5.4 (``safeProbe``, issue #2297): one def's probe raising must not
+    empty the list; it becomes that def's unavailable result with a diagnostic.
+    """
+    try:
+        return await probe_agent(
+            defn,
+            env=env,
+            platform=platform,
+            home=home,
+            fs=fs,
+            arch=arch,
+            interpreter_dir=interpreter_dir,
+            runner=runner,
+        )
+    except Exception as exc:
+        return _unavailable(
+            defn,
+            [
+                Diagnostic(
+                    DiagnosticCode.PROBE_CRASHED, f"detection raised {type(exc).__name__}: {exc}"
+                )
+            ],
+        )
+
+
+# --------------------------------------------------------------------------- many defs
+
+
+async def _detect_indexed(
+    defs: Sequence[AgentDef],
+    *,
+    env: Mapping[str, str],
+    platform: str,
+    home: str | None,
+    fs: FileSystemView | None,
+    arch: str | None,
+    interpreter_dir: str | None,
+    concurrency: int | None,
+    runner: ProbeRunner,
+) -> AsyncIterator[tuple[int, DetectionResult]]:
+    """Probe every def concurrently; yield ``(index, result)`` as each completes.
+
+    ``concurrency`` bounds how many defs are probed at once (ref §5.1:
+    ``max(1, min(n, c))``); ``None`` probes all at once (DETECT-PARALLEL-001). Closing
+    the iterator early cancels the rest, which kills their probe processes.
+    """
+    home_dir = home if home is not None else os.path.expanduser("~")
+    view: FileSystemView = fs if fs is not None else RealFileSystem()
+    interp = interpreter_dir if interpreter_dir is not None else os.path.dirname(sys.executable)
+    limit = len(defs) if concurrency is None else max(1, min(len(defs), int(concurrency)))
+    next_index = 0
+    running: dict[asyncio.Task[DetectionResult], int] = {}
+
+    def launch_next() -> None:
+        nonlocal next_index
+        index = next_index
+        next_index += 1
+        task = asyncio.ensure_future(
+            detect_agent(
+                defs[index],
+                env=env,
+                platform=platform,
+                home=home_dir,
+                fs=view,
+                arch=arch,
+                interpreter_dir=interp,
+                runner=runner,
+            )
+        )
+        running[task] = index
+
+    try:
+        while next_index < len(defs) and len(running) < limit:
+            launch_next()
+        while running:
+            done, _ = await asyncio.wait(set(running), return_when=asyncio.FIRST_COMPLETED)
+            # seed 002 §5.4 (DETECT-ORDER-001): completion order; ties by registry order.
+            for task in sorted(done, key=lambda t: running[t]):
+                index = running.pop(task)
+                if next_index < len(defs):
+                    launch_next()
+                yield index, task.result()
+    finally:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+
+
+async def detect_stream(
+    defs: Sequence[AgentDef],
+    *,
+    env: Mapping[str, str],
+    platform: str = sys.platform,
+    home: str | None = None,
+    fs: FileSystemView | None = None,
+    arch: str | None = None,
+    interpreter_dir: str | None = None,
+    concurrency: int | None = None,
+    runner: ProbeRunner = run_probe,
+) -> AsyncGenerator[DetectionResult, None]:
+    """Yield each def's result as soon as it is known (seed 000 §9: paint a card per probe).
+
+    Order is completion order (DETECT-ORDER-001); every def is yielded exactly once.
+    ``home`` defaults to the user's home, ``fs`` to the real disk, ``interpreter_dir``
+    to this Python's directory (prepended to each child's PATH, seed 002 §5.3).
+    """
+    async for _, result in _detect_indexed(
+        defs,
+        env=env,
+        platform=platform,
+        home=home,
+        fs=fs,
+        arch=arch,
+        interpreter_dir=interpreter_dir,
+        concurrency=concurrency,
+        runner=runner,
+    ):
+        yield result
+
+
+async def detect_all(
+    defs: Sequence[AgentDef],
+    *,
+    env: Mapping[str, str],
+    platform: str = sys.platform,
+    home: str | None = None,
+    fs: FileSystemView | None = None,
+    arch: str | None = None,
+    interpreter_dir: str | None = None,
+    concurrency: int | None = None,
+    runner: ProbeRunner = run_probe,
+) -> list[DetectionResult]:
+    """Every def's result, in the order of ``defs`` (ref §5.1, DETECT-ORDER-002)."""
+    results: list[DetectionResult | None] = [None] * len(defs)
+    async for index, result in _detect_indexed(
+        defs,
+        env=env,
+        platform=platform,
+        home=home,
+        fs=fs,
+        arch=arch,
+        interpreter_dir=interpreter_dir,
+        concurrency=concurrency,
+        runner=runner,
+    ):
+        results[index] = result
+    return [r for r in results if r is not None]
+
+
+def detect_all_sync(
+    defs: Sequence[AgentDef],
+    *,
+    env: Mapping[str, str],
+    platform: str = sys.platform,
+    home: str | None = None,
+    fs: FileSystemView | None = None,
+    arch: str | None = None,
+    interpreter_dir: str | None = None,
+    concurrency: int | None = None,
+    runner: ProbeRunner = run_probe,
+) -> list[DetectionResult]:
+    """:func:`detect_all` for synchronous callers (runs its own event loop)."""
+    return asyncio.run(
+        detect_all(
+            defs,
+            env=env,
+            platform=platform,
+            home=home,
+            fs=fs,
+            arch=arch,
+            interpreter_dir=interpreter_dir,
+            concurrency=concurrency,
+            runner=runner,
+        )
+    )

@@ -1,0 +1,257 @@
+"""The ``harness`` command: agents, detect, argv, parse (CLI-*)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import __version__
+from harness.cli import main
+from harness.defs.registry import BUILTIN_DEFS
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.rule("CLI-VERSION-001")
+def test_console_script_prints_its_version() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"adapter-harness {__version__}"
+
+
+@pytest.mark.rule("CLI-AGENTS-001")
+def test_agents_json_lists_every_builtin_with_its_contract(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run_cli(capsys, "agents", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["id"] for r in rows] == [d.id for d in BUILTIN_DEFS]
+    assert len(rows) == 29
+    claude = next(r for r in rows if r["id"] == "claude")
+    assert claude["prompt_delivery"] == "stdin (stream-json)"
+    assert claude["mcp_injection"] == "claude-mcp-json"
+    assert claude["resume_style"] == "specify"
+    assert {
+        "id",
+        "bin",
+        "stream_format",
+        "prompt_delivery",
+        "resume_style",
+        "mcp_injection",
+    } <= set(claude)
+
+
+@pytest.mark.rule("CLI-AGENTS-001")
+def test_agents_table_has_a_row_per_def(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "agents")
+    lines = out.strip().splitlines()
+    assert code == 0 and lines[0].startswith("ID")
+    assert lines[-1] == "29 agents"
+    assert len(lines) == 31
+
+
+@pytest.mark.rule("CLI-AGENTS-001")
+def test_local_profiles_extend_the_list_and_bad_ones_warn(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    profiles = tmp_path / "agents.json"
+    profiles.write_text(
+        json.dumps({"agents": [{"id": "zcode", "bin": "zcode"}, {"id": "claude", "bin": "dup"}]})
+    )
+    code, out, err = run_cli(capsys, "--profiles", str(profiles), "agents", "--json")
+    assert code == 0
+    ids = [r["id"] for r in json.loads(out)]
+    assert ids[-1] == "zcode" and len(ids) == 30
+    assert "agents[1].id" in err and "built-in" in err and "warning" in err
+
+
+def _fake_cli(bindir: Path, name: str, body: str) -> None:
+    path = bindir / name
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+@pytest.mark.posix
+@pytest.mark.rule("CLI-DETECT-001")
+def test_detect_streams_one_json_object_per_agent(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    _fake_cli(bindir, "qwen", 'echo "0.24.4"')
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}/usr/bin:/bin", "HOME": str(tmp_path)}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "detect",
+            "--json",
+            "--agent",
+            "qwen",
+            "--agent",
+            "aider",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    results = {r["id"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    assert set(results) == {"qwen", "aider"}
+    assert results["qwen"]["available"] and results["qwen"]["version"] == "0.24.4"
+    assert results["qwen"]["path"] == str(bindir / "qwen")
+    assert not results["aider"]["available"]
+
+
+@pytest.mark.rule("CLI-DETECT-001")
+def test_detect_rejects_an_unknown_agent(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "detect", "--agent", "nope")
+    assert code == 2
+    assert "unknown agent id 'nope'" in err and "claude" in err
+
+
+@pytest.mark.rule("CLI-ARGV-001")
+def test_argv_shows_the_exact_argv_delivery_and_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(
+        capsys, "argv", "codex", "--platform", "linux", "--bin", "/x/codex", "--cwd", "/p", "--json"
+    )
+    assert code == 0
+    report = json.loads(out)
+    assert report["argv"][:3] == ["/x/codex", "exec", "--json"]
+    assert ["-C", "/p"] == report["argv"][
+        report["argv"].index("-C") : report["argv"].index("-C") + 2
+    ]
+    assert report["prompt_delivery"] == "stdin" and report["budget"] == {"ok": True}
+    code, out, _ = run_cli(
+        capsys, "argv", "codex", "--platform", "linux", "--bin", "codex", "--resume", "T1", "--json"
+    )
+    argv = json.loads(out)["argv"]
+    assert argv[1:3] == ["exec", "resume"] and argv[-1] == "T1" and "-C" not in argv
+
+
+@pytest.mark.rule("CLI-ARGV-001")
+def test_argv_capabilities_switch_optional_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run_cli(
+        capsys, "argv", "claude", "--bin", "claude", "--platform", "linux", "--json"
+    )
+    assert "--include-partial-messages" not in json.loads(out)["argv"]
+    _, out, _ = run_cli(
+        capsys,
+        "argv",
+        "claude",
+        "--bin",
+        "claude",
+        "--platform",
+        "linux",
+        "--json",
+        "--cap",
+        "partialMessages",
+    )
+    assert "--include-partial-messages" in json.loads(out)["argv"]
+
+
+@pytest.mark.rule("CLI-ARGV-002")
+def test_argv_budget_failure_exits_non_zero_with_the_code(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    prompt = tmp_path / "p.txt"
+    prompt.write_text("x" * 30_001)
+    code, out, err = run_cli(
+        capsys,
+        "argv",
+        "deepseek",
+        "--prompt-file",
+        str(prompt),
+        "--platform",
+        "win32",
+        "--bin",
+        r"C:\bin\deepseek.exe",
+        "--json",
+    )
+    assert code == 1
+    report = json.loads(out)
+    assert report["budget"]["ok"] is False
+    assert report["budget"]["code"] == "AGENT_PROMPT_TOO_LARGE"
+    assert report["budget"]["limit"] == 30_000
+    assert "AGENT_PROMPT_TOO_LARGE" in err
+    code, out, _ = run_cli(
+        capsys,
+        "argv",
+        "deepseek",
+        "--prompt-file",
+        str(prompt),
+        "--platform",
+        "linux",
+        "--bin",
+        "/usr/bin/deepseek",
+        "--json",
+    )
+    assert code == 0 and json.loads(out)["argv"][-1] == "x" * 30_001
+
+
+@pytest.mark.rule("CLI-ARGV-002")
+def test_argv_usage_errors_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "argv", "claude", "--platform", "plan9")
+    assert code == 2 and not out and "--platform 'plan9'" in err
+    code, _, err = run_cli(capsys, "argv", "nope")
+    assert code == 2 and "unknown agent id" in err
+
+
+@pytest.mark.rule("CLI-PARSE-001")
+def test_parse_prints_one_json_event_per_line_at_any_chunk_size(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    capture = tmp_path / "out.jsonl"
+    capture.write_text(
+        '{"type":"thread.started","thread_id":"T1"}\n'
+        "not json\n"
+        '{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"Hi"}}\n'
+    )
+    outputs = []
+    for chunk in (None, "1", "7"):
+        args = ["parse", str(capture), "--agent", "codex", "--json"]
+        if chunk:
+            args += ["--chunk", chunk]
+        code, out, _ = run_cli(capsys, *args)
+        assert code == 0
+        outputs.append([json.loads(line) for line in out.splitlines()])
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert [e["type"] for e in outputs[0]] == ["status", "raw", "text_delta"]
+    assert outputs[0][0]["session_id"] == "T1"
+
+
+@pytest.mark.rule("CLI-PARSE-001")
+def test_parse_human_output_and_format_flag(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    capture = tmp_path / "out.jsonl"
+    capture.write_text('{"type":"assistant.message_delta","data":{"deltaContent":"Yo"}}\n')
+    code, out, _ = run_cli(capsys, "parse", str(capture), "--format", "copilot-stream-json")
+    assert code == 0 and out.startswith("text_delta") and '"Yo"' in out
+
+
+@pytest.mark.rule("CLI-PARSE-002")
+def test_parse_errors_name_the_problem(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(capsys, "parse", str(tmp_path / "missing"), "--format", "plain")
+    assert code == 2 and "missing" in err
+    code, _, err = run_cli(capsys, "parse", str(tmp_path), "--format", "nope")
+    assert code == 2
+    code, _, err = run_cli(capsys, "parse", "x")
+    assert code == 2 and "--agent" in err
