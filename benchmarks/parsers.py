@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.streams import create_parser  # noqa: E402
-from harness.streams.decoder import LineDecoder  # noqa: E402
+from harness.streams import create_parser
+from harness.streams.decoder import LineDecoder
 
 
 def _lines(objs: list[dict[str, Any]]) -> bytes:
@@ -72,7 +72,10 @@ def claude_turn(i: int) -> list[dict[str, Any]]:
 
 def codex_turn(i: int) -> list[dict[str, Any]]:
     return [
-        {"type": "item.completed", "item": {"id": f"i{i}a", "type": "agent_message", "text": TEXT * 4}},
+        {
+            "type": "item.completed",
+            "item": {"id": f"i{i}a", "type": "agent_message", "text": TEXT * 4},
+        },
         {
             "type": "item.completed",
             "item": {
@@ -114,7 +117,9 @@ def opencode_turn(i: int) -> list[dict[str, Any]]:
 
 
 def gemini_turn(i: int) -> list[dict[str, Any]]:
-    return [{"type": "message", "role": "assistant", "content": TEXT, "delta": True} for _ in range(4)]
+    return [
+        {"type": "message", "role": "assistant", "content": TEXT, "delta": True} for _ in range(4)
+    ]
 
 
 def kimi_turn(i: int) -> list[dict[str, Any]]:
@@ -212,8 +217,10 @@ def main() -> int:
             f" {ratio:6.2f}{flag}"
         )
 
-    print(f"\ngrowth with 16-byte chunks: time({large >> 20 or 1} MB) / time({small >> 10} KB)"
-          " (target <= 4.8)")
+    print(
+        f"\ngrowth with 16-byte chunks: time({large >> 20 or 1} MB) / time({small >> 10} KB)"
+        " (target <= 4.8)"
+    )
     print(f"{'input':48} {'t small':>8} {'t large':>8} {'ratio':>6}")
 
     def growth(label: str, fn: Callable[[bytes], object], d_small: bytes, d_large: bytes) -> None:

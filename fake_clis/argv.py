@@ -71,9 +71,7 @@ def _error(style: str, kind: str, token: str, prog: str) -> UsageError:
                 2,
             )
         if kind == "missing":
-            return UsageError(
-                f"error: a value is required for '{token}' but none was supplied", 2
-            )
+            return UsageError(f"error: a value is required for '{token}' but none was supplied", 2)
         return UsageError(f"error: unexpected argument '{token}' found", 2)
     if style == "argparse":
         if kind == "unknown":
@@ -84,7 +82,9 @@ def _error(style: str, kind: str, token: str, prog: str) -> UsageError:
             return UsageError(
                 f"usage: {prog} [-h] ...\n{prog}: error: argument {token}: expected one argument", 2
             )
-        return UsageError(f"usage: {prog} [-h] ...\n{prog}: error: unrecognized arguments: {token}", 2)
+        return UsageError(
+            f"usage: {prog} [-h] ...\n{prog}: error: unrecognized arguments: {token}", 2
+        )
     if style == "yargs":
         if kind == "missing":
             return UsageError(f"Not enough arguments following: {token.lstrip('-')}", 1)

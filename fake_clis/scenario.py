@@ -164,7 +164,9 @@ def load_scenario(name_or_path: str) -> Scenario:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         known = ", ".join(list_scenarios())
-        raise ScenarioError(f"{path}: cannot read scenario ({exc.strerror}); known: {known}") from exc
+        raise ScenarioError(
+            f"{path}: cannot read scenario ({exc.strerror}); known: {known}"
+        ) from exc
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 __all__ = [
     "EVENT_TYPES",
@@ -241,23 +241,23 @@ class FabricatedRoleMarker(_EventBase):
     message_id: str | None = None
 
 
-Event = Union[
-    Status,
-    TextDelta,
-    ThinkingStart,
-    ThinkingDelta,
-    ThinkingEnd,
-    ToolUse,
-    ToolInputDelta,
-    ToolInFlight,
-    ToolResult,
-    Usage,
-    TurnEnd,
-    Error,
-    Raw,
-    Artifact,
-    FabricatedRoleMarker,
-]
+Event = (
+    Status
+    | TextDelta
+    | ThinkingStart
+    | ThinkingDelta
+    | ThinkingEnd
+    | ToolUse
+    | ToolInputDelta
+    | ToolInFlight
+    | ToolResult
+    | Usage
+    | TurnEnd
+    | Error
+    | Raw
+    | Artifact
+    | FabricatedRoleMarker
+)
 
 _CLASSES: tuple[type[_EventBase], ...] = (
     Status,

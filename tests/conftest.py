@@ -23,7 +23,9 @@ def rule_ids_of(item: pytest.Item) -> list[str]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = all_rules()
-    unknown = sorted({(rid, item.nodeid) for item in items for rid in rule_ids_of(item) if rid not in known})
+    unknown = sorted(
+        {(rid, item.nodeid) for item in items for rid in rule_ids_of(item) if rid not in known}
+    )
     if unknown:
         lines = "\n".join(f"  {rid} in {nodeid}" for rid, nodeid in unknown)
         raise pytest.UsageError(f"tests name rule ids missing from conformance/rules:\n{lines}")

@@ -135,8 +135,9 @@ def test_argv_shows_the_exact_argv_delivery_and_budget(capsys: pytest.CaptureFix
     assert code == 0
     report = json.loads(out)
     assert report["argv"][:3] == ["/x/codex", "exec", "--json"]
-    assert ["-C", "/p"] == report["argv"][
-        report["argv"].index("-C") : report["argv"].index("-C") + 2
+    assert report["argv"][report["argv"].index("-C") : report["argv"].index("-C") + 2] == [
+        "-C",
+        "/p",
     ]
     assert report["prompt_delivery"] == "stdin" and report["budget"] == {"ok": True}
     code, out, _ = run_cli(

@@ -64,7 +64,9 @@ def test_rule_ids_and_fields_are_well_formed() -> None:
         ({"citation": "somewhere"}, "citation"),
     ],
 )
-def test_rule_constructor_rejects_malformed_entries(kwargs: dict[str, object], problem: str) -> None:
+def test_rule_constructor_rejects_malformed_entries(
+    kwargs: dict[str, object], problem: str
+) -> None:
     base: dict[str, object] = {
         "id": "X-Y-001",
         "tier": Tier.MANDATORY,

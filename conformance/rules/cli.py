@@ -15,7 +15,8 @@ RULES = (
     Rule(
         "CLI-AGENTS-001",
         Tier.MANDATORY,
-        "harness agents lists every def (built-in and local profile) with bin, format, delivery, resume and MCP.",
+        "harness agents lists every def (built-in and local profile) with bin, format, "
+        "delivery, resume and MCP.",
         "seed 000 §3",
         (),
     ),
@@ -43,7 +44,8 @@ RULES = (
     Rule(
         "CLI-PARSE-001",
         Tier.MANDATORY,
-        "harness parse turns a raw stdout capture into events, one JSON object per line with --json.",
+        "harness parse turns a raw stdout capture into events, one JSON object per line "
+        "with --json.",
         "seed 002 §7.1",
         (),
     ),

@@ -8,7 +8,8 @@ RULES = (
     Rule(
         "EVENT-SCHEMA-001",
         Tier.MANDATORY,
-        "Every emitted event is a JSON object with a type that validates against events.schema.json.",
+        "Every emitted event is a JSON object with a type that validates against "
+        "events.schema.json.",
         "ref §1.1",
     ),
 )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 from harness.events import Event
 
@@ -107,7 +107,7 @@ class Finished:
     error: SessionError | None = None
 
 
-Control = Union[CloseStdin, Terminate, SetDeadline, Finished]
+Control = CloseStdin | Terminate | SetDeadline | Finished
 
 
 @dataclass

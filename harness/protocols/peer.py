@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from harness.events import Event
 from harness.protocols.base import Actions, Control, Finished, SessionRequest, TwoWaySession
@@ -75,7 +75,7 @@ class Tick:
     at_ms: float
 
 
-Step = Union[Expect, Send, Eof, Cancel, Tick]
+Step = Expect | Send | Eof | Cancel | Tick
 
 
 @dataclass
@@ -115,7 +115,7 @@ def json_subset_mismatch(pattern: Any, value: Any, path: str = "$") -> str | Non
     if isinstance(pattern, list):
         if not isinstance(value, list) or len(value) != len(pattern):
             return f"{path}: expected a list of {len(pattern)}, got {value!r}"
-        for index, (sub, item) in enumerate(zip(pattern, value)):
+        for index, (sub, item) in enumerate(zip(pattern, value, strict=False)):
             problem = json_subset_mismatch(sub, item, f"{path}[{index}]")
             if problem:
                 return problem

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
 __all__ = ["load_schema"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict[str, Any]:
     """Load ``harness/schemas/<name>`` (e.g. ``"events.schema.json"``)."""
     text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")

@@ -61,7 +61,9 @@ def _factory(stream_format: str) -> Callable[[str | None], StreamParser]:
 def known_dialects(stream_format: str) -> frozenset[str]:
     """Dialects (``event_parser`` values) a one-way format accepts; empty = none needed."""
     module_name = ONE_WAY_FORMATS[stream_format].partition(":")[0]
-    dialects: frozenset[str] = getattr(importlib.import_module(module_name), "DIALECTS", frozenset())
+    dialects: frozenset[str] = getattr(
+        importlib.import_module(module_name), "DIALECTS", frozenset()
+    )
     return dialects
 
 

@@ -17,7 +17,9 @@ VALIDATOR = jsonschema.Draft202012Validator(load_schema("events.schema.json"))
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -55,7 +57,7 @@ ALL = st.one_of([strategy_for(cls) for cls in ev.EVENT_TYPES.values()])
 def test_every_event_validates_against_the_schema_and_round_trips(event: ev.Event) -> None:
     data = event.to_json()
     VALIDATOR.validate(data)
-    assert list(data)[0] == "type"
+    assert next(iter(data)) == "type"
     assert ev.event_from_json(data) == event
 
 

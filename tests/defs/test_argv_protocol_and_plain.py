@@ -667,7 +667,7 @@ def test_dsh_probe_missing_field_and_framing_errors() -> None:
     with pytest.raises(ValueError, match="not valid JSON") as info:
         deepseek_harness.parse_probe_output("{" + SECRET)
     assert SECRET not in str(info.value)
-    with pytest.raises(ValueError, match="JSON object|probe frame") as info:
+    with pytest.raises(ValueError, match=r"JSON object|probe frame") as info:
         deepseek_harness.parse_probe_output(json.dumps([SECRET]))
     assert SECRET not in str(info.value)
 

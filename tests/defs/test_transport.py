@@ -24,14 +24,17 @@ def test_env_selects_the_legacy_exec_json_transport() -> None:
     chosen = select_transport(CODEX, {"OD_CODEX_TRANSPORT": "exec-json"})
     assert chosen is CODEX
     assert (chosen.stream_format, chosen.event_parser) == ("json-event-stream", "codex")
-    assert chosen.build_args("p", [], [], BuildOptions(), RuntimeContext())[:2] == ["exec", "--json"]
+    assert chosen.build_args("p", [], [], BuildOptions(), RuntimeContext())[:2] == [
+        "exec",
+        "--json",
+    ]
 
 
 @pytest.mark.rule("DEF-TRANSPORT-001")
 def test_explicit_name_beats_env_and_unknown_names_are_typed_errors() -> None:
-    assert select_transport(CODEX, {"OD_CODEX_TRANSPORT": "exec-json"}, "app-server").stream_format == (
-        "codex-app-server"
-    )
+    assert select_transport(
+        CODEX, {"OD_CODEX_TRANSPORT": "exec-json"}, "app-server"
+    ).stream_format == ("codex-app-server")
     assert transport_names(CODEX) == ("exec-json", "app-server")
-    with pytest.raises(AgentDefError, match="unknown transport 'ws'.*exec-json.*app-server"):
+    with pytest.raises(AgentDefError, match=r"unknown transport 'ws'.*exec-json.*app-server"):
         select_transport(CODEX, {"OD_CODEX_TRANSPORT": "ws"})
