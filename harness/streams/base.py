@@ -23,7 +23,10 @@ from harness.streams.decoder import (
 __all__ = ["JsonlStreamParser", "StreamParser", "js_trim"]
 
 #: Characters JavaScript's ``String.prototype.trim`` removes that matter on the wire.
-_TRIM = " \t\n\r\x0b\x0c\u00a0\ufeff\u2028\u2029"
+_TRIM = (
+    " \t\n\r\x0b\x0c\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 
 
 def _reject_constant(name: str) -> Any:
