@@ -116,6 +116,12 @@ def _build_args(
             hinted.append(extra)
     for extra in hinted:
         args += ["--append-system-prompt", extra]
+    if context.cwd:
+        # seed 000 §5.10 "Resume": the run captures the one changed file under
+        # pi_session_dir; pi 0.73 stores sessions under ~/.pi/agent/sessions unless
+        # told otherwise, so point it at <cwd>/.pi/sessions (`--session-dir`).
+        join = ntpath.join if context.platform == "win32" else posixpath.join
+        args += ["--session-dir", join(context.cwd, ".pi", "sessions")]
     return args
 
 

@@ -363,22 +363,33 @@ PI = pi.AGENT_DEF
 PRIME = prime_agent.AGENT_DEF
 
 
+#: seed 000 §5.10: pi keeps its session files where the run snapshots them.
+PI_SESSION_DIR = ["--session-dir", "/home/u/project/.pi/sessions"]
+
+
 @pytest.mark.rule("DEF-PI-ARGV-001")
 def test_pi_argv_cases() -> None:
-    assert argv(PI) == ["--mode", "rpc"]
+    assert argv(PI, context=ctx(cwd=None)) == ["--mode", "rpc"]
+    assert argv(PI) == ["--mode", "rpc", *PI_SESSION_DIR]
     assert argv(PI, options=BuildOptions(model="anthropic/claude-sonnet-4-5")) == [
         "--mode",
         "rpc",
         "--model",
         "anthropic/claude-sonnet-4-5",
+        *PI_SESSION_DIR,
     ]
     assert argv(PI, options=BuildOptions(reasoning="xhigh")) == [
         "--mode",
         "rpc",
         "--thinking",
         "xhigh",
+        *PI_SESSION_DIR,
     ]
-    assert argv(PI, options=BuildOptions(reasoning="default")) == ["--mode", "rpc"]
+    assert argv(PI, options=BuildOptions(reasoning="default")) == [
+        "--mode",
+        "rpc",
+        *PI_SESSION_DIR,
+    ]
     assert argv(
         PI,
         options=BuildOptions(model="openai/gpt-5", reasoning="low"),
@@ -400,6 +411,7 @@ def test_pi_argv_cases() -> None:
         "/opt/skills/deck",
         "--append-system-prompt",
         "/opt/design-systems/acme",
+        *PI_SESSION_DIR,
     ]
 
 
@@ -413,12 +425,15 @@ def test_pi_judges_absolute_dirs_for_the_context_platform() -> None:
         "C:\\skills\\ds",
         "--append-system-prompt",
         "/opt/ds",
+        "--session-dir",
+        "/home/u/project\\.pi\\sessions",
     ]
     assert argv(PI, dirs=dirs, context=ctx(platform="linux")) == [
         "--mode",
         "rpc",
         "--append-system-prompt",
         "/opt/ds",
+        *PI_SESSION_DIR,
     ]
 
 
