@@ -289,6 +289,8 @@ class AgentDef:
     #: Agent version from which stdio MCP servers are withheld (kimi >= 0.37.0).
     acp_stdio_mcp_removed_in_version: str | None = None
     acp_turn_end_completes_prompt: bool = False
+    #: ACP per-stage watchdog (ref §10.1 "def default"); None = engine default (10 min).
+    acp_stage_timeout_ms: int | None = None
     #: pi-rpc session directory (relative to cwd, or absolute / ``~``-prefixed).
     pi_session_dir: str | None = None
     #: pi-rpc: resume travels in argv (prime-agent ``--resume``), so the session must not

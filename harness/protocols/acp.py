@@ -336,6 +336,8 @@ class AcpSession:
             "stdio_mcp_removed_in_version": defn.acp_stdio_mcp_removed_in_version,
             "turn_end_completes_prompt": defn.acp_turn_end_completes_prompt,
         }
+        if defn.acp_stage_timeout_ms is not None:
+            options["stage_timeout_ms"] = defn.acp_stage_timeout_ms
         options.update(overrides)
         return cls(**options)
 
