@@ -1,0 +1,651 @@
+"""Drive a two-way session against a captured CLI stdout, as if the CLI were live.
+
+``harness parse`` for the two-way formats (``acp-json-rpc``, ``pi-rpc``,
+``dsh-profile-jsonl``, ``codex-app-server``) feeds a file that holds what a CLI
+wrote on stdout to the same sans-IO session a live run uses, and reports what
+the session did: its events, the frames it wrote, its controls and how it
+finished. :func:`replay_capture` is pure: bytes in, a :class:`CaptureReplay` out.
+Everything that differs between wire formats is a :class:`ReplayAdapter`
+(``harness/capture/adapters.py``); nothing here knows a format.
+
+How a capture is fed (each step is a rule of ``conformance/rules/capture.py``):
+
+* **Framing** (CAPTURE-FRAMING-001; wire §A.0). The capture is split by the
+  shared :class:`~harness.streams.decoder.LineDecoder` (LF only, one CR
+  stripped, never on U+2028/U+2029/U+0085), with no line cap, so the session
+  applies its own ``max_line_bytes``. Each line is fed with a ``\\n``; a final
+  line the capture did not terminate is fed without one, so the session sees a
+  truncated last frame exactly as it would live. ``chunk_size`` splits every
+  fed line further; the result does not depend on it. Bytes that are not UTF-8
+  reach the session as U+FFFD (the sessions decode with ``replace`` anyway).
+* **Timeless.** A capture carries no timing, so every call gets ``now_ms=0``
+  and ``tick`` is never called: deadlines a session asks for (``SetDeadline``)
+  are reported in ``controls`` and never expire. Durations in events are 0.
+* **Response ids** (CAPTURE-IDORDER-001; design §Recordings "modulo ids"). A
+  capture made by another client numbers its requests its own way (the ACP
+  python SDK starts at 0, pi drivers send ``"req-1"``, wire §A.1.4, §A.2). The
+  driver tracks the requests the session wrote that await a response
+  (:meth:`ReplayAdapter.pending_request`). A captured response
+  (:meth:`ReplayAdapter.captured_response`) whose id is one of them is fed as
+  is. Otherwise its id is rewritten to the session's *oldest* outstanding
+  request, restricted to requests of the same kind when the kind is known
+  (pi responses name their ``command``; with ``--host-input`` the recorded
+  client's own requests tell which method each recorded id asked for). A
+  response for a kind the session never asked for keeps its id, unless that id
+  collides with an outstanding request of the session: then it gets an id no
+  request uses (``capture-line-<n>``), so it cannot answer the wrong request.
+  Every rewrite is logged in :attr:`CaptureReplay.id_rewrites`. A response
+  pretty-printed over several lines is not rewritten (each line alone is not
+  JSON).
+* **One turn** (CAPTURE-TURNS-001). Once the session reports ``Finished`` the
+  driver stops feeding; the capture's remaining non-blank lines (a second turn,
+  a second run) are reported in :attr:`CaptureReplay.remaining_lines`, not
+  treated as an error. When the capture ends first, ``end_of_output`` is
+  called, and the session decides (every session fails a run that ends early).
+* **Failure** (CAPTURE-FAIL-001). A capture the session cannot parse ends the
+  run ``FAILED`` with the session's typed :class:`SessionError`; the events the
+  session published before the failure are kept, in order.
+* **Host input** (CAPTURE-FRAMES-001). When the recorded client's stdin frames
+  are given, the frames the session wrote are compared with them after
+  :meth:`ReplayAdapter.normalize_frame` (ids, request ids, paths and
+  timestamps replaced). Frames from the recorded client's second turn on
+  (:meth:`ReplayAdapter.turn_starts`) are counted, not compared. Every
+  difference is a :class:`FrameDifference` (index, recorded vs sent).
+
+Limitations (documented, not hidden): the replay never calls ``cancel``, so a
+capture of a run the recorded client cancelled is judged as an uncancelled run
+would be (a dsh ``result: cancelled`` without our ``cancel`` fails the run, as
+seed 001 §6 / ref §2.8 require live); deadlines never expire (see "Timeless").
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness.errors import HarnessError
+from harness.events import Event
+from harness.protocols.base import (
+    Actions,
+    Control,
+    Finished,
+    RunStatus,
+    SessionError,
+    SessionRequest,
+    TwoWaySession,
+)
+from harness.streams.base import js_trim
+from harness.streams.decoder import Line, LineDecoder
+
+__all__ = [
+    "MISSING",
+    "NOT_JSON",
+    "CaptureError",
+    "CaptureLine",
+    "CaptureReplay",
+    "CapturedResponse",
+    "FrameComparison",
+    "FrameDifference",
+    "HostInputError",
+    "IdRewrite",
+    "PendingRequest",
+    "ReplayAdapter",
+    "compare_frames",
+    "id_key",
+    "normalize_frame_values",
+    "parse_host_input",
+    "replay_capture",
+    "split_capture",
+]
+
+#: A JSON-RPC or pi request id as the wire carries it.
+RequestId = int | str
+
+
+class CaptureError(HarnessError):
+    """A capture or host input that cannot be replayed at all (bad input, not a failed run)."""
+
+    code = "CAPTURE_INVALID"
+
+
+class HostInputError(CaptureError):
+    """The ``--host-input`` file is not what a client writes to the CLI's stdin."""
+
+    code = "HOST_INPUT_INVALID"
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+#: :attr:`CaptureLine.value` of a line that is not one JSON value.
+NOT_JSON: Any = _Marker("NOT_JSON")
+#: A side of a :class:`FrameDifference` that has no frame at that index.
+MISSING: Any = _Marker("MISSING")
+
+
+# -- what the driver asks of a wire format ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRequest:
+    """A frame the session wrote that awaits a response: its id and kind (method/command)."""
+
+    id: RequestId
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedResponse:
+    """A captured line that answers a request: the id it carries (``None``: none) and,
+    when the line itself says so, the kind of request it answers."""
+
+    id: RequestId | None
+    kind: str | None = None
+
+
+class ReplayAdapter(Protocol):
+    """The per-format knowledge the driver needs (implemented in ``adapters.py``)."""
+
+    @property
+    def stream_format(self) -> str: ...
+
+    def pending_request(self, frame: Any) -> PendingRequest | None: ...
+
+    def captured_response(self, value: Any) -> CapturedResponse | None: ...
+
+    def with_response_id(self, value: dict[str, Any], new_id: RequestId) -> dict[str, Any]: ...
+
+    def turn_starts(self, frames: Sequence[Any]) -> list[int]: ...
+
+    def normalize_frame(self, frame: Any) -> Any: ...
+
+
+def id_key(value: Any) -> str:
+    """A request id as a dict key that keeps ``1``, ``"1"`` and ``true`` apart."""
+    return json.dumps(value, sort_keys=True)
+
+
+# -- the capture -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureLine:
+    """One captured stdout line (1-based ``number``), its text and its JSON value."""
+
+    number: int
+    text: str
+    #: False for a final line the capture did not end with ``\\n``.
+    terminated: bool
+    #: ``json.loads`` of the trimmed text, or :data:`NOT_JSON`.
+    value: Any
+
+
+def _loads(text: str) -> Any:
+    trimmed = js_trim(text)
+    if not trimmed:
+        return NOT_JSON
+    try:
+        return json.loads(trimmed)
+    except (ValueError, RecursionError):
+        return NOT_JSON
+
+
+def split_capture(data: bytes) -> list[CaptureLine]:
+    """The capture as lines, by the shared decoder's framing (CAPTURE-FRAMING-001)."""
+    # No cap: an oversize line must reach the session whole, to meet *its* limit.
+    decoder = LineDecoder(max_line_bytes=len(data) + 1)
+    items = [*decoder.feed(data), *decoder.finish()]
+    lines: list[CaptureLine] = []
+    for number, item in enumerate(items, start=1):
+        assert isinstance(item, Line)  # nothing is longer than the whole capture
+        lines.append(CaptureLine(number, item.text, not item.unterminated, _loads(item.text)))
+    return lines
+
+
+def parse_host_input(data: bytes) -> list[Any]:
+    """What the recorded client wrote to stdin: one JSON value per non-blank line.
+
+    Raises :class:`HostInputError` naming the first line that is not JSON.
+    """
+    frames: list[Any] = []
+    for line in split_capture(data):
+        if not js_trim(line.text):
+            continue
+        if line.value is NOT_JSON:
+            raise HostInputError(
+                f"host input line {line.number} is not a JSON value: {line.text[:80]!r}",
+                rule="CAPTURE-HOSTINPUT-001",
+            )
+        frames.append(line.value)
+    return frames
+
+
+# -- frame comparison --------------------------------------------------------------------
+
+_ISO_TIMESTAMP = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:?\d{2})?$"
+)
+_TIMESTAMP_KEY = re.compile(
+    r"^(?:timestamp|ts|time|date)$|_(?:at|ts|timestamp)$|[a-z](?:At|Timestamp)$"
+)
+_PATH_KEYS = frozenset({"cwd", "path", "file_path", "filePath", "parentSession", "sessionPath"})
+_ABSOLUTE_PATH = re.compile(r"^(?:/|~/|[A-Za-z]:[\\/]|\\\\|file:/)\S*$")
+
+
+def _looks_like_path(value: str) -> bool:
+    return bool(_ABSOLUTE_PATH.match(value))
+
+
+def normalize_frame_values(
+    value: Any,
+    *,
+    drop_top_level: Sequence[str] = (),
+    placeholders: Mapping[str, str] | None = None,
+) -> Any:
+    """``value`` with what legitimately differs between two clients replaced.
+
+    Top-level keys in ``drop_top_level`` (JSON-RPC / pi ``id``) are removed;
+    keys in ``placeholders`` get that placeholder (dsh ``request_id``);
+    timestamps (keys such as ``timestamp``/``createdAt``, ISO-8601 strings)
+    become ``"{timestamp}"``; paths (``cwd`` and similar keys, and any string
+    that looks like an absolute path or a ``file:`` URI) become ``"{path}"``.
+    Everything else is kept, so a real difference stays visible.
+    """
+    marks = dict(placeholders or {})
+
+    def walk(node: Any, key: str | None) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v, k) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(item, None) for item in node]
+        if key is not None and key in marks:
+            return marks[key]
+        if key is not None and _TIMESTAMP_KEY.search(key) and isinstance(node, (int, float, str)):
+            return "{timestamp}"
+        if isinstance(node, str):
+            if _ISO_TIMESTAMP.match(node):
+                return "{timestamp}"
+            if (key in _PATH_KEYS and node) or _looks_like_path(node):
+                return "{path}"
+        return node
+
+    if isinstance(value, dict):
+        value = {k: v for k, v in value.items() if k not in drop_top_level}
+    return walk(value, None)
+
+
+def _diff_paths(expected: Any, actual: Any, path: str, out: list[str], limit: int) -> None:
+    if len(out) >= limit:
+        return
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in [*expected, *(k for k in actual if k not in expected)]:
+            sub = f"{path}.{key}"
+            if key not in actual or key not in expected:
+                out.append(sub)
+            else:
+                _diff_paths(expected[key], actual[key], sub, out, limit)
+            if len(out) >= limit:
+                return
+        return
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        for index, (left, right) in enumerate(zip(expected, actual, strict=True)):
+            _diff_paths(left, right, f"{path}[{index}]", out, limit)
+        return
+    if expected != actual or type(expected) is not type(actual):
+        out.append(path)
+
+
+def _excerpt(value: Any, limit: int = 240) -> str:
+    if value is MISSING:
+        return "(none)"
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class FrameDifference:
+    """One place where the session's frames and the recorded client's differ.
+
+    ``index`` is the recorded frame's position and ``sent_index`` the session
+    frame's; one of them is ``None`` (and that side :data:`MISSING`) when a
+    frame has no counterpart. ``expected``/``actual`` are normalized frames.
+    """
+
+    index: int | None
+    sent_index: int | None
+    expected: Any
+    actual: Any
+    #: JSON paths (``$.params.cwd``) where the two differ; ``("$",)`` for a missing frame.
+    paths: tuple[str, ...]
+
+    def describe(self) -> str:
+        if self.sent_index is None:
+            return f"recorded frame {self.index} was not sent: {_excerpt(self.expected)}"
+        if self.index is None:
+            return f"sent frame {self.sent_index} was not recorded: {_excerpt(self.actual)}"
+        where = ", ".join(self.paths)
+        position = (
+            f"frame {self.index}"
+            if self.index == self.sent_index
+            else f"recorded frame {self.index} / sent frame {self.sent_index}"
+        )
+        return (
+            f"{position} differs at {where}: recorded {_excerpt(self.expected)}; "
+            f"sent {_excerpt(self.actual)}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index": self.index,
+            "sent_index": self.sent_index,
+            "paths": list(self.paths),
+        }
+        if self.expected is not MISSING:
+            out["expected"] = self.expected
+        if self.actual is not MISSING:
+            out["actual"] = self.actual
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class FrameComparison:
+    """The session's frames against the recorded client's first turn (CAPTURE-FRAMES-001)."""
+
+    #: How many recorded frames belong to the first turn (the ones compared).
+    recorded: int
+    sent: int
+    differences: tuple[FrameDifference, ...]
+    #: Recorded frames from the recorded client's second turn on (counted, not compared).
+    after_first_turn: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "recorded": self.recorded,
+            "sent": self.sent,
+            "after_first_turn": self.after_first_turn,
+            "differences": [d.to_json() for d in self.differences],
+        }
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+def compare_frames(
+    recorded: Sequence[Any], sent: Sequence[Any], adapter: ReplayAdapter, *, max_paths: int = 8
+) -> FrameComparison:
+    """Compare the frames after :meth:`ReplayAdapter.normalize_frame` (CAPTURE-FRAMES-001).
+
+    Only the recorded client's first turn is compared: recorded frames from its
+    second turn start (:meth:`ReplayAdapter.turn_starts`) on are counted. The
+    two sequences are aligned (``difflib``), so one extra or missing frame is
+    reported once instead of shifting every later frame; aligned frames that
+    differ are reported with the JSON paths that differ.
+    """
+    starts = adapter.turn_starts(recorded)
+    cut = starts[1] if len(starts) > 1 else len(recorded)
+    expected = [adapter.normalize_frame(f) for f in recorded[:cut]]
+    actual = [adapter.normalize_frame(f) for f in sent]
+    matcher = difflib.SequenceMatcher(
+        None, [_canonical(f) for f in expected], [_canonical(f) for f in actual], autojunk=False
+    )
+    differences: list[FrameDifference] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        paired = min(i2 - i1, j2 - j1)
+        for offset in range(paired):
+            left, right = expected[i1 + offset], actual[j1 + offset]
+            paths: list[str] = []
+            _diff_paths(left, right, "$", paths, max_paths)
+            differences.append(
+                FrameDifference(i1 + offset, j1 + offset, left, right, tuple(paths or ["$"]))
+            )
+        for index in range(i1 + paired, i2):
+            differences.append(FrameDifference(index, None, expected[index], MISSING, ("$",)))
+        for index in range(j1 + paired, j2):
+            differences.append(FrameDifference(None, index, MISSING, actual[index], ("$",)))
+    return FrameComparison(
+        recorded=len(expected),
+        sent=len(actual),
+        differences=tuple(differences),
+        after_first_turn=len(recorded) - cut,
+    )
+
+
+# -- the replay ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IdRewrite:
+    """A captured response fed to the session under another id (CAPTURE-IDORDER-001)."""
+
+    #: 1-based capture line.
+    line: int
+    #: The id as captured (``None``: the response carried none).
+    recorded: RequestId | None
+    #: The id the session saw.
+    replayed: RequestId
+    #: The kind of the session request it was matched to (or the response's own kind).
+    kind: str | None
+    #: ``order`` (oldest outstanding), ``kind`` (oldest outstanding of that kind), or
+    #: ``unmatched`` (answers nothing the session asked; moved off a colliding id).
+    reason: str
+
+    def describe(self) -> str:
+        how = {
+            "order": "matched by order",
+            "kind": "matched by kind",
+            "unmatched": "answers no request of the session",
+        }[self.reason]
+        what = f"{self.kind}, " if self.kind else ""
+        return (
+            f"line {self.line}: response id {json.dumps(self.recorded)} -> "
+            f"{json.dumps(self.replayed)} ({what}{how})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "recorded": self.recorded,
+            "replayed": self.replayed,
+            "kind": self.kind,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class CaptureReplay:
+    """What the session did with one capture."""
+
+    stream_format: str
+    request: SessionRequest
+    #: ``host-input`` or ``synthesized`` (how :attr:`request` was made).
+    request_source: str
+    events: list[Event] = field(default_factory=list)
+    #: Every frame the session wrote, parsed as JSON (a frame that is not JSON: its text).
+    frames: list[Any] = field(default_factory=list)
+    controls: list[Control] = field(default_factory=list)
+    finished: Finished | None = None
+    #: Capture lines fed to the session (blank ones included).
+    lines_consumed: int = 0
+    #: Non-blank capture lines after the session finished (a later turn or run).
+    remaining_lines: tuple[str, ...] = ()
+    id_rewrites: tuple[IdRewrite, ...] = ()
+    comparison: FrameComparison | None = None
+
+    @property
+    def status(self) -> RunStatus | None:
+        return self.finished.status if self.finished else None
+
+    @property
+    def error(self) -> SessionError | None:
+        return self.finished.error if self.finished else None
+
+    @property
+    def ok(self) -> bool:
+        """The run completed (or was cancelled) and no frame comparison found a difference."""
+        completed = self.status in (RunStatus.COMPLETED, RunStatus.CANCELLED)
+        return completed and (self.comparison is None or self.comparison.ok)
+
+    def summary_json(self) -> dict[str, Any]:
+        request = self.request
+        return {
+            "format": self.stream_format,
+            "status": self.status.value if self.status else None,
+            "error": self.error.to_json() if self.error else None,
+            "request": {
+                "source": self.request_source,
+                "cwd": request.cwd,
+                "request_id": request.request_id,
+                "model": request.model,
+                "reasoning": request.reasoning,
+                "resume_session_id": request.resume_session_id,
+            },
+            "lines_consumed": self.lines_consumed,
+            "remaining_lines": len(self.remaining_lines),
+            "frames_sent": len(self.frames),
+            "id_rewrites": [r.to_json() for r in self.id_rewrites],
+            "comparison": self.comparison.to_json() if self.comparison else None,
+        }
+
+
+def _dumps(value: Any) -> str:
+    """Compact JSON; ``\\uXXXX`` escapes when a lone surrogate (from the capture) is present."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    return text
+
+
+def _parse_frame(frame: bytes) -> Any:
+    text = frame.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text.rstrip("\n")
+
+
+class _Matcher:
+    """Outstanding session requests, and the id each captured response is fed under."""
+
+    def __init__(self, adapter: ReplayAdapter, recorded_kinds: Mapping[str, str]) -> None:
+        self._adapter = adapter
+        self._recorded_kinds = recorded_kinds
+        #: id_key -> request, in the order the session wrote them (dicts keep order).
+        self._outstanding: dict[str, PendingRequest] = {}
+        self.rewrites: list[IdRewrite] = []
+
+    def sent(self, frame: Any) -> None:
+        pending = self._adapter.pending_request(frame)
+        if pending is not None:
+            self._outstanding[id_key(pending.id)] = pending
+
+    def replayed_id(self, response: CapturedResponse, line: int) -> RequestId | None:
+        """The id to feed ``response`` under, or ``None`` to feed it unchanged."""
+        key = id_key(response.id) if response.id is not None else None
+        kind = response.kind
+        if kind is None and key is not None:
+            kind = self._recorded_kinds.get(key)
+        current = self._outstanding.get(key) if key is not None else None
+        if current is not None and (kind is None or current.kind == kind):
+            del self._outstanding[id_key(current.id)]
+            return None
+        for pending in self._outstanding.values():
+            if kind is None or pending.kind == kind:
+                del self._outstanding[id_key(pending.id)]
+                reason = "order" if kind is None else "kind"
+                self.rewrites.append(IdRewrite(line, response.id, pending.id, pending.kind, reason))
+                return pending.id
+        if current is not None:
+            # The id is one of ours but answers another kind of request: keep it away.
+            free = f"capture-line-{line}"
+            self.rewrites.append(IdRewrite(line, response.id, free, kind, "unmatched"))
+            return free
+        return None
+
+
+def replay_capture(
+    session: TwoWaySession,
+    request: SessionRequest,
+    cli_output: bytes,
+    adapter: ReplayAdapter,
+    *,
+    host_frames: Sequence[Any] | None = None,
+    chunk_size: int | None = None,
+    request_source: str = "synthesized",
+) -> CaptureReplay:
+    """Run ``session`` against ``cli_output`` (what the CLI wrote) and report what it did.
+
+    ``host_frames`` (what the recorded client wrote to stdin, parsed) enables
+    kind-aware id matching and the frame comparison. Raises only what
+    ``session.start`` raises for a request it cannot send (a typed
+    :class:`~harness.errors.HarnessError`).
+    """
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size!r}")
+    recorded_kinds: dict[str, str] = {}
+    for frame in host_frames or ():
+        pending = adapter.pending_request(frame)
+        if pending is not None:
+            recorded_kinds.setdefault(id_key(pending.id), pending.kind)
+    matcher = _Matcher(adapter, recorded_kinds)
+    result = CaptureReplay(adapter.stream_format, request, request_source)
+    now = 0.0
+
+    def absorb(actions: Actions) -> None:
+        result.events.extend(actions.events)
+        result.controls.extend(actions.controls)
+        for frame in actions.frames:
+            parsed = _parse_frame(frame)
+            result.frames.append(parsed)
+            matcher.sent(parsed)
+        if result.finished is None and actions.finished is not None:
+            result.finished = actions.finished
+
+    def feed(payload: bytes, call: Callable[[bytes, float], Actions]) -> None:
+        size = chunk_size or len(payload) or 1
+        for start in range(0, len(payload), size):
+            absorb(call(payload[start : start + size], now))
+
+    absorb(session.start(request, now))
+    remaining: list[str] = []
+    for line in split_capture(cli_output):
+        if result.finished is not None:
+            # CAPTURE-TURNS-001: replayed up to the end of the first turn; the rest is reported.
+            if js_trim(line.text):
+                remaining.append(line.text)
+            continue
+        text = line.text
+        response = adapter.captured_response(line.value) if line.value is not NOT_JSON else None
+        if response is not None and isinstance(line.value, dict):
+            new_id = matcher.replayed_id(response, line.number)
+            if new_id is not None:
+                text = _dumps(adapter.with_response_id(line.value, new_id))
+        payload = text.encode("utf-8")
+        if line.terminated:
+            payload += b"\n"
+        feed(payload, session.receive)
+        result.lines_consumed += 1
+    if result.finished is None:
+        absorb(session.end_of_output(now))
+    result.remaining_lines = tuple(remaining)
+    result.id_rewrites = tuple(matcher.rewrites)
+    if host_frames is not None:
+        result.comparison = compare_frames(host_frames, result.frames, adapter)
+    return result
