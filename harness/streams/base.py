@@ -115,7 +115,11 @@ class JsonlStreamParser:
         if not line:
             return
         try:
-            value = _JSON.decode(line)
+            # ``line`` is already trimmed, so raw_decode + an end check is decode()
+            # without its whitespace re-scan.
+            value, end = _JSON.raw_decode(line)
+            if end != len(line):
+                raise ValueError("extra data after the JSON value")
         except (ValueError, RecursionError):
             # Not JSON as JavaScript's JSON.parse reads it (NaN/Infinity are
             # rejected), or nested too deeply for Python's parser: raw.

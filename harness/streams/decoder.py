@@ -19,6 +19,7 @@ Undecodable bytes become U+FFFD; the decoder never raises on input.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
     "DEFAULT_HEAD_BYTES",
@@ -35,9 +36,12 @@ DEFAULT_MAX_LINE_BYTES = 1024 * 1024
 DEFAULT_HEAD_BYTES = 64 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One complete line, decoded as UTF-8, without its ``\\n`` and one trailing ``\\r``."""
+class Line(NamedTuple):
+    """One complete line, decoded as UTF-8, without its ``\\n`` and one trailing ``\\r``.
+
+    A named tuple rather than a frozen dataclass: one is built per stdout line,
+    and tuple construction is several times cheaper on that hot path.
+    """
 
     text: str
     #: Byte length of the line as received (without the ``\\n``).
