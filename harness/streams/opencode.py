@@ -1,0 +1,196 @@
+"""OpenCode dialect of json-event-stream (``opencode run --format json``).
+
+Seed 000 §5.6 and seed 002 §7.3 (normative), ref §2.2 "opencode" (tables),
+wire §A.5 (line shapes). Also used by ``byok-opencode`` (seed 000 §5.2).
+
+Every line is ``{type, timestamp, sessionID, part?}``; OpenCode emits a tool
+as one finished part, and may repeat a call id across lines (a started and a
+completed line), so tool_use and tool_result are each emitted once per
+``${sessionID||'session'}:${callID}`` key.
+
+Rules: OPENCODE-SESSION-001, OPENCODE-TEXT-001, OPENCODE-DEDUPE-001,
+OPENCODE-ISERROR-001, OPENCODE-USAGE-001, OPENCODE-ERROR-001.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from harness.events import Error, Status, TextDelta, ToolResult, ToolUse, Usage
+from harness.streams._jsonev import (
+    Emit,
+    extract_error_message,
+    is_finite_number,
+    is_number,
+    js_truthy,
+    nonempty_str,
+    nullish,
+    pick_usage,
+    safe_parse_json,
+    stringify_content,
+)
+from harness.streams.base import js_trim
+
+__all__ = ["OpenCodeHandler", "is_powershell_error_record", "tool_result_of"]
+
+_TERMINAL_STATUSES = ("completed", "error", "failed")
+_TOKEN_KEYS = (
+    ("input", "input_tokens"),
+    ("output", "output_tokens"),
+    ("reasoning", "thought_tokens"),
+)
+_CACHE_KEYS = (("read", "cached_read_tokens"), ("write", "cached_write_tokens"))
+
+# ref §2.2 opencode: a PowerShell non-terminating error can exit 0; both canonical
+# ErrorRecord fields must be present so ordinary output mentioning "failed" is not one.
+_CATEGORY_INFO = re.compile(r"(?:^|\r?\n)\s*\+\s*CategoryInfo\s*:")
+_FULLY_QUALIFIED_ERROR_ID = re.compile(r"(?:^|\r?\n)\s*\+\s*FullyQualifiedErrorId\s*:")
+
+
+def is_powershell_error_record(tool_name: str, output: object) -> bool:
+    """True for bash/shell output that carries a PowerShell ErrorRecord (OPENCODE-ISERROR-001)."""
+    if tool_name.lower() not in ("bash", "shell") or not isinstance(output, str):
+        return False
+    return bool(_CATEGORY_INFO.search(output) and _FULLY_QUALIFIED_ERROR_ID.search(output))
+
+
+def tool_result_of(tool_name: str, state: dict[str, Any]) -> ToolResult | None:
+    """The result of a finished tool part, or None while it is still running.
+
+    OPENCODE-ISERROR-001 (ref §2.2): an error when the status is error/failed,
+    or there is an explicit non-empty ``error`` (string or non-empty object),
+    or any of ``exit`` / ``exitCode`` / ``metadata.exit`` is a finite number
+    other than 0, or a bash/shell output holds a PowerShell ErrorRecord.
+    ``error: false`` and ``error: 0`` are not errors. Content is the explicit
+    error if any, else the output. The id is filled in by the caller.
+    """
+    status = state.get("status")
+    status = status.lower() if isinstance(status, str) else ""
+    if status not in _TERMINAL_STATUSES:
+        return None
+    metadata = state.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    has_nonzero_exit = any(
+        is_finite_number(code) and code != 0
+        for code in (state.get("exit"), state.get("exitCode"), metadata.get("exit"))
+    )
+    error = state.get("error")
+    explicit_error = (
+        error
+        if (isinstance(error, str) and js_trim(error)) or (isinstance(error, dict) and error)
+        else None
+    )
+    is_error = (
+        status in ("error", "failed")
+        or explicit_error is not None
+        or has_nonzero_exit
+        or is_powershell_error_record(tool_name, state.get("output"))
+    )
+    content = stringify_content(nullish(explicit_error, state.get("output")))
+    return ToolResult(tool_use_id=None, content=content, is_error=is_error)
+
+
+def _js_template(value: object) -> str:
+    """``${value}`` for a truthy JSON value (only ever used to build a dedupe key)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return str(int(value))
+    if is_number(value):
+        return str(value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    if isinstance(value, list):
+        return ",".join("" if v is None else _js_template(v) for v in value)
+    return str(value)
+
+
+class OpenCodeHandler:
+    """The opencode state machine (one per run)."""
+
+    __slots__ = ("_emit", "_tool_results", "_tool_uses")
+
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
+        self._tool_uses: set[str] = set()
+        self._tool_results: set[str] = set()
+
+    def handle(self, obj: dict[str, Any]) -> bool:
+        kind = obj.get("type")
+        part = obj.get("part")
+        part = part if isinstance(part, dict) else {}
+
+        if kind == "step_start":
+            # OPENCODE-SESSION-001 (seed 000 §5.6): sessionID is the capture-style
+            # resume handle (`run -s <id>` next turn), carried on status.
+            self._emit(Status(label="running", session_id=nonempty_str(obj.get("sessionID"))))
+            return True
+
+        if kind == "text":
+            # OPENCODE-TEXT-001 (ref §2.2): a finished text part.
+            text = nonempty_str(part.get("text"))
+            if text is None:
+                return False
+            self._emit(TextDelta(delta=text))
+            return True
+
+        if kind == "tool_use":
+            tool = part.get("tool")
+            call_id = part.get("callID")
+            if not isinstance(tool, str) or not isinstance(call_id, str):
+                return False
+            self._tool(obj, tool, call_id, part.get("state"))
+            return True
+
+        if kind == "step_finish":
+            self._step_finish(part)
+            return True
+
+        if kind == "error":
+            # OPENCODE-ERROR-001 (ref §2.2): OpenCode reports provider failures as an
+            # error frame and still exits 0; unwrap the nested message.
+            message = extract_error_message(
+                nullish(obj.get("error"), obj.get("message")), "OpenCode error"
+            )
+            self._emit(Error(message=message, raw=stringify_content(obj)))
+            return True
+        return False
+
+    def finish(self) -> None:
+        """Nothing is held: each tool part is complete when it arrives."""
+
+    def _tool(self, obj: dict[str, Any], tool: str, call_id: str, state: object) -> None:
+        """OPENCODE-DEDUPE-001 (seed 002 §7.3 ``openCodeToolUses``): once per session:call key."""
+        session = obj.get("sessionID")
+        key = f"{_js_template(session) if js_truthy(session) else 'session'}:{call_id}"
+        state_part = state if isinstance(state, dict) else None
+        if key not in self._tool_uses:
+            self._tool_uses.add(key)
+            raw_input = state_part.get("input") if state_part is not None else None
+            self._emit(
+                ToolUse(id=call_id, name=tool, input=nullish(safe_parse_json(raw_input), raw_input))
+            )
+        result = tool_result_of(tool, state_part) if state_part is not None else None
+        if result is not None and key not in self._tool_results:
+            self._tool_results.add(key)
+            self._emit(
+                ToolResult(tool_use_id=call_id, content=result.content, is_error=result.is_error)
+            )
+
+    def _step_finish(self, part: dict[str, Any]) -> None:
+        """OPENCODE-USAGE-001 (ref §2.2): usage only when at least one token field is a number."""
+        tokens = part.get("tokens")
+        if not isinstance(tokens, dict):
+            return
+        usage = pick_usage(tokens, _TOKEN_KEYS)
+        cache = tokens.get("cache")
+        if isinstance(cache, dict):
+            usage.update(pick_usage(cache, _CACHE_KEYS))
+        if not usage:
+            return
+        cost = part.get("cost")
+        self._emit(Usage(usage=usage, cost_usd=cost if is_number(cost) else None))
