@@ -10,8 +10,19 @@ from __future__ import annotations
 import sys
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from conformance.rules import all_rules
+
+# Property tests judge behaviour, not speed: on a loaded 2-core CI machine a
+# per-example deadline only produces flaky failures (speed lives in benchmarks/).
+settings.register_profile(
+    "harness",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.load_profile("harness")
 
 
 def rule_ids_of(item: pytest.Item) -> list[str]:
