@@ -1,0 +1,1216 @@
+"""Fake Claude Code, CodeBuddy Code and Amp: the ``claude-stream-json`` emulators.
+
+What the real CLIs do, and where it is written down:
+
+* **Invocation** (seed 000 §5.1, wire §A.4): ``claude -p --input-format stream-json
+  --output-format stream-json --verbose``. Claude Code 2.1.x refuses stream-json output in
+  print mode without ``--verbose`` (``Error: When using --print, --output-format=stream-json
+  requires --verbose``, exit 1), stream-json input without stream-json output, and
+  ``--include-partial-messages`` outside ``--print`` + stream-json output. Options are parsed
+  by commander: an unknown option is ``error: unknown option '--x'``, exit 1.
+* **Prompt** (seed 002 §6.2, ref §2.1.8): with ``--input-format stream-json`` every stdin line
+  is one ``{"type":"user",...}`` message = one turn; several turns run in one process and
+  the CLI exits when stdin closes after its last ``result`` (real-clis §2 claude: "2 turns in
+  one process"). With text input the prompt is the positional argument or all of stdin.
+* **Frames** (wire §A.4, ref §2.1, real-clis §2 claude): ``system/init`` first; with
+  ``--include-partial-messages`` Anthropic ``stream_event`` frames (``message_start``,
+  ``content_block_start/delta/stop``, ``message_delta`` with the stop reason,
+  ``message_stop``) *and* one ``assistant`` wrapper per content block (2.1.259+), whose
+  ``stop_reason`` is always ``null``; the real stop reason lives only in ``message_delta``
+  and ``result``. A tool runs when its ``content_block_stop`` arrives, so the ``user``
+  ``tool_result`` line comes *before* that message's ``message_delta`` / ``message_stop``.
+  ``result`` is last and its keys are not in type-first order.
+* **API errors** (an upstream report on 2.1.233, anthropics/claude-code#79500): a synthetic
+  assistant message (``model: "<synthetic>"``, ``error``, ``is_api_error_message``) with the
+  text ``API Error: <status> {...}``, then ``result`` with ``subtype: "success"``,
+  ``is_error: true``, ``terminal_reason: "api_error"``; the fake exits with the scenario's
+  code (real-clis §1: claude exits 1 on the error scenario).
+* **Sessions** (seed 002 §4.1): ``--session-id <uuid>`` creates (an id in use is an error),
+  ``--resume <id>`` continues (``No conversation found with session ID: <id>``, exit 1).
+* **Permissions** (seed 000 §10; real-clis §1: ``Write`` with ``--permission-mode
+  acceptEdits``, ``Bash`` with ``--allowedTools Bash``): a write runs only under
+  ``bypassPermissions`` / ``acceptEdits`` / ``--dangerously-skip-permissions`` (or an allowed
+  ``Write``); otherwise the tool result is the denial ``Claude requested permissions to write
+  to <path>, but you haven't granted it yet.`` and nothing is written.
+
+CodeBuddy Code is emulated as the same Claude Code 2.1.x build under its own name, plus its
+``-y`` alias of ``--dangerously-skip-permissions`` (ref §8.3). Amp (``amp -x --stream-json``,
+seed 000 §3 / ref §8.3) prints Claude-shaped whole messages: no ``stream_event`` frames, a
+real ``stop_reason`` in each assistant message, a thread id ``T-<uuid>``, its own tool names
+(``create_file``, ``Bash``); in execute mode without ``--dangerously-allow-all`` a shell
+command is rejected (the fake's wording, the real text is not recorded anywhere we can cite).
+
+Not emulated: the root + ``bypassPermissions`` refusal unless ``IS_SANDBOX=1`` (real-clis
+§1), because every headless run as root in CI would then need that variable; ``--resume``
+without a value (commander's optional value cannot be expressed by ``fake_clis.argv``).
+Accepted but without effect on the scenario: ``--model``/``--fallback-model`` (the model name
+is echoed in the frames), ``--effort``, ``--system-prompt``, ``--append-system-prompt``,
+``--settings``, ``--add-dir``, ``--agents``, ``--forward-subagent-text``, ``--max-turns``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fake_clis.argv import VARIADIC, Grammar
+from fake_clis.base import CliSpec, FakeRun
+from fake_clis.scenario import Step
+
+__all__ = [
+    "AMP_VERSION",
+    "CLAUDE_VERSION",
+    "CODEBUDDY_VERSION",
+    "SPECS",
+    "chunk_json",
+    "emit",
+    "padded_line",
+    "truncated_line",
+    "user_text",
+]
+
+CLAUDE_VERSION = "2.1.332"
+CODEBUDDY_VERSION = "2.14.0"
+AMP_VERSION = "0.0.1764201600-gc1a2b3c"
+
+_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
+_OUTPUT_FORMATS = ("text", "json", "stream-json")
+_INPUT_FORMATS = ("text", "stream-json")
+_PERMISSION_MODES = ("acceptEdits", "bypassPermissions", "default", "dontAsk", "plan")
+_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+#: Tools Claude Code runs without asking (read-only).
+_READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "WebSearch", "WebFetch", "TodoWrite"})
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def emit(run: FakeRun, frame: dict[str, Any]) -> None:
+    """One stdout frame as compact JSON, the way Node's ``JSON.stringify`` writes it."""
+    run.out(json.dumps(frame, ensure_ascii=False, separators=(",", ":")))
+
+
+def padded_line(frame: dict[str, Any], key: str, nbytes: int) -> str:
+    """``frame`` as one JSON line of exactly ``nbytes`` bytes, padded in ``frame[key]``.
+
+    The padding is ASCII, so characters equal bytes. A frame that is already longer than
+    ``nbytes`` is returned unpadded (the scenario asked for fewer bytes than one frame).
+    """
+    base = dict(frame)
+    base[key] = ""
+    line = json.dumps(base, ensure_ascii=False, separators=(",", ":"))
+    missing = nbytes - len(line.encode("utf-8"))
+    if missing <= 0:
+        return line
+    base[key] = "x" * missing
+    return json.dumps(base, ensure_ascii=False, separators=(",", ":"))
+
+
+def chunk_json(value: Any, pieces: int = 3) -> list[str]:
+    """``value`` as compact JSON cut into ``pieces`` fragments (``input_json_delta``)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    size = max(1, -(-len(text) // pieces))
+    return [text[i : i + size] for i in range(0, len(text), size)] or [text]
+
+
+def truncated_line(frame: dict[str, Any]) -> str:
+    """The first half of ``frame``'s JSON line: a frame that starts well and breaks off."""
+    line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    return line[: len(line) // 2]
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def _hex_id(prefix: str) -> str:
+    return prefix + uuid.uuid4().hex[:24]
+
+
+def _commander_choice_error(flag: str, meta: str, value: str, choices: Sequence[str]) -> str:
+    allowed = ", ".join(choices)
+    return (
+        f"error: option '{flag} {meta}' argument '{value}' is invalid. "
+        f"Allowed choices are {allowed}."
+    )
+
+
+def _tool_names(values: Sequence[str]) -> set[str]:
+    """``--allowedTools "Bash(git *)" Write,Read`` -> {"Bash", "Write", "Read"}."""
+    names: set[str] = set()
+    for value in values:
+        for part in re.split(r"[,\s]+(?![^()]*\))", value):
+            if part.strip():
+                names.add(part.strip().split("(", 1)[0])
+    return names
+
+
+def user_text(message: Any) -> str:
+    """The text of a stream-json user message (string content or text blocks)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def _api_error_text(step: Step) -> str:
+    status = int(step.get("status", 500))
+    kind = str(step.get("code", "api_error"))
+    body = {"type": "error", "error": {"type": kind, "message": step.get("message", "")}}
+    return f"API Error: {status} {json.dumps(body, separators=(',', ':'))}"
+
+
+# --------------------------------------------------------------------------- flavours
+
+
+@dataclass(frozen=True)
+class _Flavour:
+    """What differs between Claude Code and CodeBuddy Code (same frames, other names)."""
+
+    prog: str
+    version: str
+    version_key: str
+    default_model: str
+    model_aliases: dict[str, str] = field(default_factory=dict)
+    extra_aliases: dict[str, str] = field(default_factory=dict)
+
+
+_CLAUDE = _Flavour(
+    prog="claude",
+    version=CLAUDE_VERSION,
+    version_key="claude_code_version",
+    default_model="claude-opus-5-5",
+    model_aliases={
+        "opus": "claude-opus-5-5",
+        "sonnet": "claude-sonnet-5",
+        "haiku": "claude-haiku-4-5",
+    },
+)
+_CODEBUDDY = _Flavour(
+    prog="codebuddy",
+    version=CODEBUDDY_VERSION,
+    version_key="codebuddy_code_version",
+    default_model="claude-sonnet-4.5",
+    # ref §8.3: codebuddy's `-y` auto-confirms (= --dangerously-skip-permissions).
+    extra_aliases={"-y": "--dangerously-skip-permissions"},
+)
+
+#: (flag, metavar or "", description, optional?) in help order; one help line each.
+_CLAUDE_OPTIONS: tuple[tuple[str, str, str, bool], ...] = (
+    ("--verbose", "", "Override verbose mode setting from config", False),
+    ("-p, --print", "", "Print response and exit (useful for pipes)", False),
+    (
+        "--output-format",
+        "<format>",
+        'Output format (only works with --print): "text" (default), "json" (single result), '
+        'or "stream-json" (realtime streaming) (choices: "text", "json", "stream-json")',
+        False,
+    ),
+    (
+        "--include-partial-messages",
+        "",
+        "Include partial message chunks as they arrive (only works with --print and "
+        "--output-format=stream-json)",
+        True,
+    ),
+    (
+        "--input-format",
+        "<format>",
+        'Input format (only works with --print): "text" (default), or "stream-json" '
+        '(realtime streaming input) (choices: "text", "stream-json")',
+        False,
+    ),
+    ("--replay-user-messages", "", "Re-emit user messages from stdin back on stdout", False),
+    ("--mcp-config", "<configs...>", "Load MCP servers from JSON files or strings", False),
+    ("--strict-mcp-config", "", "Only use MCP servers from --mcp-config", False),
+    ("--system-prompt", "<prompt>", "System prompt to use for the session", False),
+    ("--append-system-prompt", "<prompt>", "Append a system prompt to the default", False),
+    (
+        "--permission-mode",
+        "<mode>",
+        'Permission mode to use for the session (choices: "acceptEdits", '
+        '"bypassPermissions", "default", "dontAsk", "plan")',
+        False,
+    ),
+    ("--dangerously-skip-permissions", "", "Bypass all permission checks", False),
+    (
+        "--allowedTools, --allowed-tools",
+        "<tools...>",
+        'Comma or space-separated list of tool names to allow (e.g. "Bash(git:*) Edit")',
+        False,
+    ),
+    (
+        "--disallowedTools, --disallowed-tools",
+        "<tools...>",
+        "Comma or space-separated list of tool names to deny",
+        False,
+    ),
+    ("-c, --continue", "", "Continue the most recent conversation", False),
+    ("-r, --resume", "<sessionId>", "Resume a conversation by session id", False),
+    ("--fork-session", "", "When resuming, create a new session ID", False),
+    ("--session-id", "<uuid>", "Use a specific session ID for the conversation (UUID)", False),
+    ("--model", "<model>", "Model for the current session: an alias or a full name", False),
+    ("--fallback-model", "<model>", "Fallback model when the default is overloaded", False),
+    (
+        "--effort",
+        "<level>",
+        'Effort level for the session (choices: "low", "medium", "high", "xhigh", "max")',
+        True,
+    ),
+    ("--settings", "<file-or-json>", "Load additional settings from a file or JSON", False),
+    ("--add-dir", "<directories...>", "Additional directories to allow tool access to", False),
+    ("--agents", "<json>", "JSON object defining custom agents", True),
+    (
+        "--forward-subagent-text",
+        "",
+        "Forward sub-agent assistant text on stdout (stream-json only)",
+        True,
+    ),
+    ("--max-turns", "<turns>", "Maximum number of agentic turns in print mode", False),
+    ("-v, --version", "", "Output the version number", False),
+    ("-h, --help", "", "Display help for command", False),
+)
+
+_OPTIONAL_CLAUDE_FLAGS = tuple(
+    spec.split(", ")[-1] for spec, _, _, optional in _CLAUDE_OPTIONS if optional
+)
+
+
+def _arity(meta: str) -> int:
+    if not meta:
+        return 0
+    return VARIADIC if meta.endswith("...>") else 1
+
+
+def _claude_grammar(flavour: _Flavour) -> Callable[[bool], Grammar]:
+    def grammar(old: bool) -> Grammar:
+        flags: dict[str, int] = {}
+        aliases: dict[str, str] = dict(flavour.extra_aliases)
+        for spec, meta, _, optional in _CLAUDE_OPTIONS:
+            if optional and old:
+                continue
+            names = spec.split(", ")
+            canonical = names[-1]
+            flags[canonical] = _arity(meta)
+            for alias in names[:-1]:
+                aliases[alias] = canonical
+        status = Grammar(flags={"--json": 0, "--text": 0})
+        auth = Grammar(subcommands={"status": status})
+        return Grammar(
+            flags=flags,
+            aliases=aliases,
+            positionals=(0, 1),
+            subcommands={"auth": auth},
+            repeatable=frozenset({"--add-dir", "--mcp-config"}),
+        )
+
+    return grammar
+
+
+def _claude_help(flavour: _Flavour) -> str:
+    lines = [
+        f"Usage: {flavour.prog} [options] [command] [prompt]",
+        "",
+        "Starts an interactive session by default, use -p/--print for non-interactive output",
+        "",
+        "Arguments:",
+        "  prompt                                 Your prompt",
+        "",
+        "Options:",
+    ]
+    for spec, meta, text, _ in _CLAUDE_OPTIONS:
+        head = f"{spec} {meta}".rstrip()
+        if flavour.extra_aliases and spec == "--dangerously-skip-permissions":
+            head = "-y, --dangerously-skip-permissions"
+        lines.append(f"  {head:<38} {text}")
+    lines += ["", "Commands:", "  auth                                   Manage authentication"]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- claude run
+
+
+class _Abort(Exception):
+    """The CLI refuses the invocation: message for stderr, exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass
+class _TurnState:
+    started: float
+    usage: dict[str, int] = field(
+        default_factory=lambda: {
+            "input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 0,
+        }
+    )
+    cost: float | None = None
+    messages: int = 0
+    last_text: list[str] = field(default_factory=list)
+    denials: list[dict[str, Any]] = field(default_factory=list)
+    api_error: str | None = None
+    api_status: int | None = None
+
+
+class _ClaudeSession:
+    """One ``claude -p`` process: options, session, and the frame writer."""
+
+    def __init__(self, run: FakeRun, flavour: _Flavour) -> None:
+        self.run = run
+        self.flavour = flavour
+        p = run.parsed
+        self.output_format = p.value("--output-format", "text") or "text"
+        self.input_format = p.value("--input-format", "text") or "text"
+        self.partial = p.has("--include-partial-messages")
+        mode = p.value("--permission-mode", "default") or "default"
+        if p.has("--dangerously-skip-permissions"):
+            mode = "bypassPermissions"
+        self.permission_mode = mode
+        model = p.value("--model") or flavour.default_model
+        self.model = flavour.model_aliases.get(model, model)
+        self.allowed = _tool_names(p.values("--allowed-tools"))
+        self.disallowed = _tool_names(p.values("--disallowed-tools"))
+        self.session_id = ""
+        self.turns: list[dict[str, Any]] = []
+        self.errored = False
+        self.message_id = ""
+        self.block_index = 0
+
+    # -- validation (the real CLI's own checks, in its order) -----------------------
+
+    def validate(self) -> None:
+        p = self.run.parsed
+        if self.output_format not in _OUTPUT_FORMATS:
+            raise _Abort(
+                _commander_choice_error(
+                    "--output-format", "<format>", self.output_format, _OUTPUT_FORMATS
+                )
+            )
+        if self.input_format not in _INPUT_FORMATS:
+            raise _Abort(
+                _commander_choice_error(
+                    "--input-format", "<format>", self.input_format, _INPUT_FORMATS
+                )
+            )
+        mode = p.value("--permission-mode")
+        if mode is not None and mode not in _PERMISSION_MODES:
+            raise _Abort(
+                _commander_choice_error("--permission-mode", "<mode>", mode, _PERMISSION_MODES)
+            )
+        effort = p.value("--effort")
+        if effort is not None and effort not in _EFFORTS:
+            raise _Abort(_commander_choice_error("--effort", "<level>", effort, _EFFORTS))
+        if not p.has("--print"):
+            # Interactive mode needs a TTY; the fake is always driven through pipes.
+            raise _Abort(
+                "Error: Raw mode is not supported on the current process.stdin, which Ink uses "
+                "as input stream by default.\nRead about how to prevent this error on "
+                "https://github.com/vadimdemedes/ink/#israwmodesupported"
+            )
+        # seed 000 §5.1 / wire §A.4: --verbose is required with stream-json in print mode.
+        if self.output_format == "stream-json" and not p.has("--verbose"):
+            raise _Abort(
+                "Error: When using --print, --output-format=stream-json requires --verbose"
+            )
+        if self.input_format == "stream-json" and self.output_format != "stream-json":
+            raise _Abort("Error: --input-format=stream-json requires output-format=stream-json.")
+        if self.partial and self.output_format != "stream-json":
+            raise _Abort(
+                "Error: --include-partial-messages requires --print and "
+                "--output-format=stream-json."
+            )
+        resuming = p.has("--resume") or p.has("--continue")
+        if p.has("--session-id") and resuming and not p.has("--fork-session"):
+            raise _Abort(
+                "Error: --session-id can only be used with --continue or --resume if "
+                "--fork-session is also specified."
+            )
+
+    # -- sessions (seed 002 §4.1) -----------------------------------------------------
+
+    def open_session(self) -> None:
+        run, p = self.run, self.run.parsed
+        minted = p.value("--session-id")
+        if minted is not None and not _UUID_RE.match(minted):
+            raise _Abort("Error: Invalid session ID. Must be a valid UUID.")
+        prior: dict[str, Any] | None = None
+        resume = p.value("--resume")
+        if resume is not None:
+            prior = run.load_session(resume)
+            if prior is None:
+                raise _Abort(f"No conversation found with session ID: {resume}")
+        elif p.has("--continue"):
+            prior = self._latest_session()
+            if prior is None:
+                raise _Abort("No conversation found to continue")
+        if prior is not None:
+            self.turns = list(prior.get("turns", []))
+            run.record["resumed"] = True
+            run.record["prior_turns"] = len(self.turns)
+            forked = p.has("--fork-session")
+            self.session_id = (minted or run.new_session_id()) if forked else str(prior["id"])
+        else:
+            if minted is not None and run.load_session(minted) is not None:
+                raise _Abort(f"Error: Session ID {minted} is already in use.")
+            self.session_id = minted or run.new_session_id()
+            run.record.update(resumed=False, prior_turns=0)
+        run.record["session_id"] = self.session_id
+
+    def _latest_session(self) -> dict[str, Any] | None:
+        directory = self.run.session_dir
+        if not directory.is_dir():
+            return None
+        cwd = str(self.run.cwd)
+        candidates = sorted(directory.glob("*.json"), key=lambda f: f.stat().st_mtime)
+        for path in reversed(candidates):
+            data = self.run.load_session(path.stem)
+            turns = data.get("turns", []) if data else []
+            if data and turns and turns[-1].get("cwd") == cwd:
+                return data
+        return None
+
+    def save(self, prompt: str, reply: str) -> None:
+        self.turns.append({"prompt": prompt, "reply": reply, "cwd": str(self.run.cwd)})
+        self.run.save_session(self.session_id, self.turns)
+
+    # -- frames -------------------------------------------------------------------------
+
+    def out(self, frame: dict[str, Any]) -> None:
+        if self.output_format == "stream-json":
+            emit(self.run, frame)
+
+    def init_frame(self) -> None:
+        mcp = self._mcp_servers()
+        tools = ["Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "WebFetch", "TodoWrite"]
+        self.out(
+            {
+                "type": "system",
+                "subtype": "init",
+                "cwd": str(self.run.cwd),
+                "session_id": self.session_id,
+                "tools": tools + [f"mcp__{m['name']}" for m in mcp],
+                "mcp_servers": mcp,
+                "model": self.model,
+                "permissionMode": self.permission_mode,
+                "slash_commands": ["compact", "context", "cost", "init", "review"],
+                "apiKeySource": "ANTHROPIC_API_KEY"
+                if self.run.env.get("ANTHROPIC_API_KEY")
+                else "none",
+                self.flavour.version_key: self.flavour.version,
+                "output_style": "default",
+                "agents": ["general-purpose"],
+                "skills": [],
+                "plugins": [],
+                "uuid": str(uuid.uuid4()),
+            }
+        )
+
+    def _mcp_servers(self) -> list[dict[str, str]]:
+        """Servers from ``--mcp-config`` (JSON or a file) and, unless
+        ``--strict-mcp-config``, the project's ``.mcp.json`` (seed 002 §8.1: Claude Code
+        auto-loads it; wire §A.4 MCP injection). The fake starts none of them."""
+        sources: list[str] = []
+        for value in self.run.parsed.values("--mcp-config"):
+            if value.lstrip().startswith("{"):
+                sources.append(value)
+            else:
+                sources.append(_read_text(Path(value)))
+        if not self.run.parsed.has("--strict-mcp-config"):
+            sources.append(_read_text(self.run.cwd / ".mcp.json"))
+        names: list[str] = []
+        for text in sources:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                continue
+            servers = data.get("mcpServers") if isinstance(data, dict) else None
+            if isinstance(servers, dict):
+                names += [str(n) for n in servers if str(n) not in names]
+        self.run.record["mcp_servers"] = names
+        return [{"name": name, "status": "connected"} for name in names]
+
+    def envelope(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        frame: dict[str, Any] = {"type": kind, **body}
+        frame["parent_tool_use_id"] = None
+        frame["session_id"] = self.session_id
+        frame["uuid"] = str(uuid.uuid4())
+        return frame
+
+    def stream_event(self, event: dict[str, Any]) -> None:
+        if self.partial:
+            self.out(self.envelope("stream_event", {"event": event}))
+
+    def message(self, content: list[dict[str, Any]], turn: _TurnState) -> dict[str, Any]:
+        return {
+            "id": self.message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            # wire §A.4 / ref §2.1.3: 2.1.259+ wrappers always carry stop_reason null.
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": turn.usage["input_tokens"],
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": turn.usage["cache_read_input_tokens"],
+                "output_tokens": turn.usage["output_tokens"],
+                "service_tier": "standard",
+            },
+        }
+
+    def begin_message(self, turn: _TurnState) -> None:
+        if self.message_id:
+            return
+        self.message_id = _hex_id("msg_01")
+        self.block_index = 0
+        turn.messages += 1
+        turn.last_text = []
+        message = self.message([], turn)
+        self.stream_event({"type": "message_start", "message": message})
+
+    def end_message(self, turn: _TurnState, stop_reason: str) -> None:
+        if not self.message_id:
+            return
+        self.stream_event(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": turn.usage["output_tokens"]},
+            }
+        )
+        self.stream_event({"type": "message_stop"})
+        self.message_id = ""
+
+    def block(
+        self,
+        turn: _TurnState,
+        start: dict[str, Any],
+        deltas: Sequence[dict[str, Any]],
+        final: dict[str, Any],
+    ) -> None:
+        """One content block: stream events (partial mode), then its own wrapper."""
+        self.begin_message(turn)
+        index = self.block_index
+        self.block_index += 1
+        self.stream_event({"type": "content_block_start", "index": index, "content_block": start})
+        for delta in deltas:
+            self.stream_event({"type": "content_block_delta", "index": index, "delta": delta})
+        self.stream_event({"type": "content_block_stop", "index": index})
+        wrapper = self.envelope("assistant", {"message": self.message([final], turn)})
+        self.out(wrapper)
+
+    def result(self, turn: _TurnState, stop_reason: str) -> dict[str, Any]:
+        elapsed = int((time.monotonic() - turn.started) * 1000)
+        usage = {**turn.usage, "server_tool_use": {"web_search_requests": 0}}
+        usage["service_tier"] = "standard"
+        cost = turn.cost
+        if cost is None:
+            cost = round(turn.usage["input_tokens"] * 3e-6 + turn.usage["output_tokens"] * 15e-6, 6)
+        # real-clis §2 claude: the result's keys are not in type-first order.
+        frame: dict[str, Any] = {
+            "subtype": "success",
+            "is_error": turn.api_error is not None,
+            "duration_ms": elapsed,
+            "duration_api_ms": elapsed,
+            "num_turns": max(1, turn.messages),
+            "result": turn.api_error if turn.api_error is not None else "".join(turn.last_text),
+            "stop_reason": stop_reason,
+            "session_id": self.session_id,
+            "total_cost_usd": cost,
+            "usage": usage,
+            "modelUsage": {
+                self.model: {
+                    "inputTokens": turn.usage["input_tokens"],
+                    "outputTokens": turn.usage["output_tokens"],
+                    "cacheReadInputTokens": turn.usage["cache_read_input_tokens"],
+                    "cacheCreationInputTokens": 0,
+                    "costUSD": cost,
+                }
+            },
+            "permission_denials": turn.denials,
+            "type": "result",
+            "uuid": str(uuid.uuid4()),
+        }
+        if turn.api_error is not None:
+            frame["terminal_reason"] = "api_error"
+            frame["api_error_status"] = turn.api_status
+        return frame
+
+    # -- permissions (seed 000 §10) ------------------------------------------------------
+
+    def may_run(self, name: str, kind: str) -> bool:
+        if name in self.disallowed:
+            return False
+        if self.permission_mode == "bypassPermissions" or name in self.allowed:
+            return True
+        if kind == "write":
+            return self.permission_mode == "acceptEdits" or "Edit" in self.allowed
+        if kind == "shell":
+            return False
+        return name in _READ_ONLY_TOOLS
+
+
+def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
+    """An assistant tool_use block, the tool run by the CLI, its user tool_result."""
+    run = session.run
+    kind = str(step.get("tool", "other"))
+    tool_id = str(step.get("id") or _hex_id("toolu_01"))
+    result_extra: Any
+    if kind == "write":
+        path = str(step.get("path", "file.txt"))
+        target = str((run.cwd / path).resolve())
+        name, tool_input = "Write", {"file_path": target, "content": str(step.get("content", ""))}
+        denial = (
+            f"Claude requested permissions to write to {target}, but you haven't granted it yet."
+        )
+    elif kind == "shell":
+        command = str(step.get("command", ""))
+        name, tool_input = "Bash", {"command": command, "description": f"Run {command}"}
+        denial = "Claude requested permissions to use Bash, but you haven't granted it yet."
+    else:
+        name = str(step.get("name", "Read"))
+        tool_input = dict(step.get("input", {}))
+        denial = f"Claude requested permissions to use {name}, but you haven't granted it yet."
+    session.block(
+        turn,
+        {"type": "tool_use", "id": tool_id, "name": name, "input": {}},
+        [{"type": "input_json_delta", "partial_json": part} for part in chunk_json(tool_input)],
+        {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input},
+    )
+    is_error = bool(step.get("is_error", False))
+    if not session.may_run(name, kind):
+        content, is_error = denial, True
+        turn.denials.append({"tool_name": name, "tool_use_id": tool_id, "tool_input": tool_input})
+        result_extra = f"Error: {denial}"
+    elif kind == "write":
+        target = tool_input["file_path"]
+        content = str(step.get("output") or f"File created successfully at: {target}")
+        if not is_error:
+            run.write_file(str(step.get("path", "file.txt")), tool_input["content"])
+        result_extra = {"type": "create", "filePath": target, "content": tool_input["content"]}
+    else:
+        content = str(step.get("output", ""))
+        result_extra = {"stdout": content, "stderr": "", "interrupted": False, "isImage": False}
+    block = {
+        "tool_use_id": tool_id,
+        "type": "tool_result",
+        "content": content,
+        "is_error": is_error,
+    }
+    user = session.envelope("user", {"message": {"role": "user", "content": [block]}})
+    user["tool_use_result"] = result_extra
+    # real-clis §2 claude: the tool_result line precedes this message's message_delta.
+    session.out(user)
+    session.end_message(turn, "tool_use")
+
+
+def _claude_turn(session: _ClaudeSession, prompt: str) -> None:
+    """One user turn: every scenario step rendered as Claude Code frames."""
+    run = session.run
+    turn = _TurnState(started=time.monotonic())
+    session.init_frame()
+    stop_reason = run.scenario.stop_reason
+    for step in run.scenario.steps:
+        kind = step.kind
+        if kind == "thinking":
+            session.block(
+                turn,
+                {"type": "thinking", "thinking": "", "signature": ""},
+                [{"type": "thinking_delta", "thinking": c} for c in step.chunks]
+                + [{"type": "signature_delta", "signature": "EqQBCkYIBxgCKkC"}],
+                {"type": "thinking", "thinking": step.text, "signature": "EqQBCkYIBxgCKkC"},
+            )
+        elif kind == "text":
+            session.block(
+                turn,
+                {"type": "text", "text": ""},
+                [{"type": "text_delta", "text": c} for c in step.chunks],
+                {"type": "text", "text": step.text},
+            )
+            turn.last_text.append(step.text)
+        elif kind == "tool":
+            _claude_tool(session, turn, step)
+        elif kind == "usage":
+            turn.usage["input_tokens"] += int(step.get("input_tokens", 0))
+            turn.usage["output_tokens"] += int(step.get("output_tokens", 0))
+            turn.usage["cache_read_input_tokens"] += int(step.get("cached_read_tokens", 0))
+            if step.get("cost_usd") is not None:
+                turn.cost = (turn.cost or 0.0) + float(step.get("cost_usd"))
+        elif kind == "api_error":
+            _claude_api_error(session, turn, step)
+            stop_reason = "stop_sequence"
+            break
+        elif kind == "malformed":
+            run.out(
+                truncated_line(
+                    session.envelope(
+                        "assistant",
+                        {
+                            "message": session.message(
+                                [{"type": "text", "text": step.text or "a frame cut short"}], turn
+                            )
+                        },
+                    )
+                )
+            )
+        elif kind == "foreign":
+            _claude_foreign(session)
+        elif kind == "oversize":
+            frame = session.envelope("system", {"subtype": "status", "status": "working"})
+            run.out(padded_line(frame, "detail", int(step.get("bytes", 1))))
+        elif kind == "crash" and step.get("mid_line"):
+            frame = session.envelope(
+                "assistant",
+                {"message": session.message([{"type": "text", "text": "cut off"}], turn)},
+            )
+            run.out_raw(truncated_line(frame).encode("utf-8"))
+            run.exit(int(step.get("exit_code", 1)))
+        elif not run.run_common_step(step):
+            raise ValueError(f"claude fake cannot render step kind {kind!r}")
+    if turn.api_error is None:
+        if not session.message_id:
+            # The model is called once more after a tool result and answers.
+            session.begin_message(turn)
+        session.end_message(turn, stop_reason)
+    else:
+        session.errored = True
+    result = session.result(turn, stop_reason)
+    session.out(result)
+    session.save(prompt, str(result["result"]))
+    if session.output_format == "json":
+        emit(run, result)
+    elif session.output_format == "text":
+        run.out(str(result["result"]))
+
+
+def _claude_api_error(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
+    """The CLI's own report of a failed model call (anthropics/claude-code#79500 shapes)."""
+    # The model call failed mid-stream: an open message never gets its message_delta.
+    session.message_id = ""
+    text = _api_error_text(step)
+    status = int(step.get("status", 500))
+    message = {
+        "id": str(uuid.uuid4()),
+        "container": None,
+        "model": "<synthetic>",
+        "role": "assistant",
+        "stop_reason": "stop_sequence",
+        "stop_sequence": "",
+        "type": "message",
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "content": [{"type": "text", "text": text}],
+    }
+    frame = session.envelope("assistant", {"message": message})
+    frame["error"] = "server_error" if status >= 500 else "invalid_request"
+    frame["is_api_error_message"] = True
+    session.out(frame)
+    turn.api_error = text
+    turn.api_status = status
+
+
+def _claude_foreign(session: _ClaudeSession) -> None:
+    """A sub-agent frame of another session: it must not end or fail the main turn."""
+    frame = session.envelope(
+        "assistant",
+        {
+            "message": {
+                "id": _hex_id("msg_01"),
+                "type": "message",
+                "role": "assistant",
+                "model": session.model,
+                "content": [],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+            }
+        },
+    )
+    frame["parent_tool_use_id"] = _hex_id("toolu_01")
+    frame["session_id"] = str(uuid.uuid4())
+    frame["error"] = "server_error"
+    session.out(frame)
+
+
+def _auth_status(run: FakeRun) -> int:
+    """``claude auth status [--json|--text]`` (ref §5.4)."""
+    missing = run.env.get("FAKE_CLI_AUTH") == "missing" or run.scenario.auth == "missing"
+    if run.parsed.has("--text"):
+        run.out("Not logged in" if missing else "Logged in using Claude API key")
+    else:
+        run.out(_AUTH_MISSING if missing else _AUTH_OK)
+    return 1 if missing else 0
+
+
+_AUTH_OK = json.dumps(
+    {"loggedIn": True, "authMethod": "api_key", "apiProvider": "firstParty", "apiKeySource": "env"}
+)
+_AUTH_MISSING = json.dumps({"loggedIn": False, "authMethod": "none", "apiProvider": "firstParty"})
+
+
+def _read_turns(session: _ClaudeSession) -> None:
+    """stream-json input: one user message per line, one turn each, until stdin closes."""
+    run = session.run
+    prompts: list[str] = []
+    while True:
+        raw = run.read_stdin_line()
+        if raw is None:
+            break
+        line = raw.decode("utf-8", "replace")
+        if not line.strip():
+            continue
+        try:
+            frame = json.loads(line)
+        except ValueError as exc:
+            raise _Abort(f"Error parsing streaming input line: {line}: SyntaxError: {exc}") from exc
+        run.record.setdefault("stdin_frames", []).append(frame)
+        kind = frame.get("type") if isinstance(frame, dict) else None
+        if kind == "control_request":
+            _control(session, frame)
+            continue
+        if kind != "user":
+            raise _Abort(f"Error: Expected message type 'user' or 'control', got '{kind}'")
+        prompt = user_text(frame.get("message"))
+        prompts.append(prompt)
+        if run.parsed.has("--replay-user-messages"):
+            replay = session.envelope("user", {"message": frame.get("message")})
+            replay["isReplay"] = True
+            session.out(replay)
+        run.record["prompt"] = prompts[0]
+        run.record["prompts"] = list(prompts)
+        run.record["prompt_via"] = "stdin-stream-json"
+        _claude_turn(session, prompt)
+
+
+def _control(session: _ClaudeSession, frame: dict[str, Any]) -> None:
+    """Answer the host's control_request (wire §A.4 control channel)."""
+    raw = frame.get("request")
+    request: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    subtype = request.get("subtype")
+    rid = frame.get("request_id")
+    response: dict[str, Any]
+    if subtype in ("initialize", "interrupt", "set_permission_mode", "set_model"):
+        if subtype == "set_permission_mode" and isinstance(request.get("mode"), str):
+            session.permission_mode = request["mode"]
+        if subtype == "set_model" and isinstance(request.get("model"), str):
+            session.model = request["model"]
+        response = {"subtype": "success", "request_id": rid, "response": {}}
+    else:
+        response = {
+            "subtype": "error",
+            "request_id": rid,
+            "error": f"Unsupported control request subtype: {subtype}",
+        }
+    session.out({"type": "control_response", "response": response})
+
+
+def _claude_main(flavour: _Flavour) -> Callable[[FakeRun], int]:
+    def main(run: FakeRun) -> int:
+        if run.parsed.command == ("auth", "status"):
+            return _auth_status(run)
+        session = _ClaudeSession(run, flavour)
+        try:
+            session.validate()
+            session.open_session()
+            if session.input_format == "stream-json":
+                if run.parsed.positionals:
+                    prompt = run.parsed.positionals[0]
+                    run.record.update(prompt=prompt, prompts=[prompt], prompt_via="argv")
+                    _claude_turn(session, prompt)
+                _read_turns(session)
+            else:
+                prompt = run.parsed.positionals[0] if run.parsed.positionals else ""
+                via = "argv"
+                if not prompt:
+                    prompt, via = run.read_stdin_text(), "stdin"
+                if not prompt.strip():
+                    raise _Abort(
+                        "Error: Input must be provided either through stdin or as a prompt "
+                        "argument when using --print"
+                    )
+                run.record.update(prompt=prompt, prompts=[prompt], prompt_via=via)
+                _claude_turn(session, prompt)
+        except _Abort as exc:
+            run.err(exc.message + "\n")
+            return exc.code
+        run.record["turns"] = len(session.turns)
+        run.linger_if_asked()
+        if run.scenario.exit_code:
+            return run.scenario.exit_code
+        return 1 if session.errored else 0
+
+    return main
+
+
+# --------------------------------------------------------------------------- amp
+
+_AMP_MODES = ("smart", "rush", "deep", "free")
+_AMP_OPTIONS: tuple[tuple[str, str, str], ...] = (
+    ("-x, --execute", "", "Execute mode: run the prompt (argument or stdin) and exit"),
+    ("--stream-json", "", "Print Claude Code-compatible stream JSON (execute mode only)"),
+    ("--dangerously-allow-all", "", "Allow all commands without asking (execute mode)"),
+    ("-m, --mode", "<mode>", 'Agent mode (choices: "smart", "rush", "deep", "free")'),
+    ("--mcp-config", "<json>", "MCP server configuration (JSON or file)"),
+    ("--settings-file", "<path>", "Settings file path"),
+    ("--log-level", "<level>", "Log level"),
+    ("--log-file", "<path>", "Log file path"),
+    ("--no-notifications", "", "Disable notifications"),
+    ("--no-color", "", "Disable colour output"),
+    ("--no-ide", "", "Do not connect to an IDE"),
+    ("-V, --version", "", "Print the version number"),
+    ("-h, --help", "", "Display help"),
+)
+
+
+def _amp_grammar(old: bool) -> Grammar:
+    flags: dict[str, int] = {}
+    aliases: dict[str, str] = {}
+    for spec, meta, _ in _AMP_OPTIONS:
+        names = spec.split(", ")
+        flags[names[-1]] = _arity(meta)
+        for alias in names[:-1]:
+            aliases[alias] = names[-1]
+    return Grammar(flags=flags, aliases=aliases, positionals=(0, 1))
+
+
+def _amp_help() -> str:
+    lines = ["Usage: amp [options] [message]", "", "Amp CLI", "", "Options:"]
+    lines += [f"  {(spec + ' ' + meta).rstrip():<28} {text}" for spec, meta, text in _AMP_OPTIONS]
+    return "\n".join(lines)
+
+
+class _AmpRun:
+    """``amp -x --stream-json``: Claude-shaped whole messages, thread ids ``T-<uuid>``."""
+
+    def __init__(self, run: FakeRun, prompt: str) -> None:
+        self.run = run
+        self.prompt = prompt
+        self.thread = "T-" + str(uuid.uuid4())
+        self.content: list[dict[str, Any]] = []
+        self.turns = 0
+        self.usage = {"input_tokens": 0, "output_tokens": 0}
+        self.last_text: list[str] = []
+        self.allow_all = run.parsed.has("--dangerously-allow-all")
+
+    def frame(self, kind: str, body: dict[str, Any]) -> None:
+        frame = {"type": kind, **body, "parent_tool_use_id": None, "session_id": self.thread}
+        emit(self.run, frame)
+
+    def flush(self, stop_reason: str) -> None:
+        if not self.content:
+            return
+        self.turns += 1
+        message = {
+            "type": "message",
+            "role": "assistant",
+            "content": self.content,
+            "stop_reason": stop_reason,
+            "usage": dict(self.usage),
+        }
+        self.frame("assistant", {"message": message})
+        self.content = []
+
+    def tool(self, step: Step) -> None:
+        kind = str(step.get("tool", "other"))
+        tool_id = str(step.get("id") or _hex_id("toolu_"))
+        if kind == "write":
+            path = str(step.get("path", "file.txt"))
+            name = "create_file"
+            tool_input: dict[str, Any] = {
+                "path": str((self.run.cwd / path).resolve()),
+                "content": str(step.get("content", "")),
+            }
+        elif kind == "shell":
+            name, tool_input = "Bash", {"cmd": str(step.get("command", ""))}
+        else:
+            name, tool_input = str(step.get("name", "Read")), dict(step.get("input", {}))
+        self.content.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
+        self.flush("tool_use")
+        is_error = bool(step.get("is_error", False))
+        if kind == "shell" and not self.allow_all:
+            content, is_error = (
+                "Command rejected: it is not on the allowlist and execute mode cannot ask; "
+                "pass --dangerously-allow-all to allow it.",
+                True,
+            )
+        elif kind == "write":
+            content = str(step.get("output") or f"Successfully created file {tool_input['path']}")
+            if not is_error:
+                self.run.write_file(str(step.get("path", "file.txt")), tool_input["content"])
+        else:
+            content = str(step.get("output", ""))
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id}
+        block.update(content=content, is_error=is_error)
+        self.frame("user", {"message": {"role": "user", "content": [block]}})
+
+    def main(self) -> int:
+        run = self.run
+        started = time.monotonic()
+        tools = ["Bash", "create_file", "edit_file", "glob", "Grep", "Read", "todo_write"]
+        self.frame(
+            "system", {"subtype": "init", "cwd": str(run.cwd), "tools": tools, "mcp_servers": []}
+        )
+        self.frame(
+            "user",
+            {"message": {"role": "user", "content": [{"type": "text", "text": self.prompt}]}},
+        )
+        error: str | None = None
+        for step in run.scenario.steps:
+            kind = step.kind
+            if kind == "thinking":
+                self.content.append({"type": "thinking", "thinking": step.text})
+            elif kind == "text":
+                if not self.content:
+                    self.last_text = []
+                self.content.append({"type": "text", "text": step.text})
+                self.last_text.append(step.text)
+            elif kind == "tool":
+                self.tool(step)
+            elif kind == "usage":
+                self.usage["input_tokens"] += int(step.get("input_tokens", 0))
+                self.usage["output_tokens"] += int(step.get("output_tokens", 0))
+            elif kind == "api_error":
+                self.flush("end_turn")
+                error = f"{step.get('status', 500)} {step.get('message', '')}".strip()
+                break
+            elif kind == "malformed":
+                message = {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": step.text or "a frame cut short"}],
+                }
+                run.out(truncated_line({"type": "assistant", "message": message}))
+            elif kind == "foreign":
+                # Another thread's sub-agent message: it must not end this turn.
+                message = {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [],
+                    "stop_reason": "end_turn",
+                }
+                emit(
+                    run,
+                    {
+                        "type": "assistant",
+                        "message": message,
+                        "parent_tool_use_id": _hex_id("toolu_"),
+                        "session_id": "T-" + str(uuid.uuid4()),
+                    },
+                )
+            elif kind == "oversize":
+                frame = {"type": "system", "subtype": "status", "session_id": self.thread}
+                run.out(padded_line(frame, "message", int(step.get("bytes", 1))))
+            elif kind == "crash" and step.get("mid_line"):
+                message = {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "cut off"}],
+                }
+                run.out_raw(truncated_line({"type": "assistant", "message": message}).encode())
+                run.exit(int(step.get("exit_code", 1)))
+            elif not run.run_common_step(step):
+                raise ValueError(f"amp fake cannot render step kind {kind!r}")
+        self.flush(run.scenario.stop_reason)
+        elapsed = int((time.monotonic() - started) * 1000)
+        result: dict[str, Any] = {
+            "subtype": "success" if error is None else "error_during_execution",
+            "duration_ms": elapsed,
+            "is_error": error is not None,
+            "num_turns": max(1, self.turns),
+        }
+        if error is None:
+            result["result"] = "".join(self.last_text)
+            result["usage"] = dict(self.usage)
+        else:
+            result["error"] = error
+        self.frame("result", result)
+        run.linger_if_asked()
+        if run.scenario.exit_code:
+            return run.scenario.exit_code
+        return 0 if error is None else 1
+
+
+def _amp_main(run: FakeRun) -> int:
+    p = run.parsed
+    mode = p.value("--mode")
+    if mode is not None and mode not in _AMP_MODES:
+        run.err(_commander_choice_error("--mode", "<mode>", mode, _AMP_MODES) + "\n")
+        return 1
+    if not p.has("--execute"):
+        if p.has("--stream-json"):
+            run.err("Error: --stream-json requires --execute (-x) mode\n")
+            return 1
+        run.err("Error: the interactive TUI needs a terminal (stdin is not a TTY)\n")
+        return 1
+    if p.positionals:
+        prompt = p.positionals[0]
+        run.record.update(prompt=prompt, prompt_via="argv")
+    else:
+        prompt = run.read_stdin_text()
+    if not prompt.strip():
+        run.err("Error: no message: pass one as an argument or on stdin\n")
+        return 1
+    if not p.has("--stream-json"):
+        # Plain execute mode prints only the final answer.
+        texts = [s.text for s in run.scenario.steps if s.kind == "text"]
+        run.out("".join(texts))
+        return run.scenario.exit_code
+    return _AmpRun(run, prompt).main()
+
+
+# --------------------------------------------------------------------------- specs
+
+
+def _claude_spec(agent_id: str, flavour: _Flavour, version_output: str) -> CliSpec:
+    return CliSpec(
+        agent_id=agent_id,
+        prog=flavour.prog,
+        version_output=version_output,
+        grammar=_claude_grammar(flavour),
+        style="commander",
+        run=_claude_main(flavour),
+        version_args=(("--version",), ("-v",)),
+        help_args=(("-p", "--help"), ("--help",), ("-h",)),
+        help_text=_claude_help(flavour),
+        optional_flags=_OPTIONAL_CLAUDE_FLAGS,
+        auth_args=("auth", "status"),
+        auth_ok=(_AUTH_OK, 0),
+        auth_missing=(_AUTH_MISSING, 1),
+    )
+
+
+SPECS: dict[str, CliSpec] = {
+    "claude": _claude_spec("claude", _CLAUDE, f"{CLAUDE_VERSION} (Claude Code)"),
+    "codebuddy": _claude_spec("codebuddy", _CODEBUDDY, CODEBUDDY_VERSION),
+    "amp": CliSpec(
+        agent_id="amp",
+        prog="amp",
+        version_output=f"{AMP_VERSION} (released 2026-11-27T00:00:00.000Z)",
+        grammar=_amp_grammar,
+        style="commander",
+        run=_amp_main,
+        version_args=(("--version",), ("-V",)),
+        help_args=(("--help",), ("-h",)),
+        help_text=_amp_help(),
+    ),
+}

@@ -1,0 +1,838 @@
+"""Fake plain-text CLIs: aider, Antigravity (``agy``), AtomCode, DeepSeek TUI, Grok Build, Qwen.
+
+Seed 000 §3 lists them under the ``plain`` stream format: stdout is free text, and the only
+structure in it is an Anthropic-style ``<artifact>`` block (seed 000 §5.13). Each fake reads
+its prompt the way the real CLI does and records it (``prompt``, ``prompt_via``):
+
+============  ==================================================  ============  ==========
+CLI           invocation (the def's build_args)                   prompt        argv lib
+============  ==================================================  ============  ==========
+aider         ``aider --yes-always ... [--model M] --message P``   argv value    argparse
+agy           ``agy [--log-file L] -p -``                         stdin         commander
+atomcode      ``atomcode --prompt-file F -y [--model M]``          file          clap
+deepseek      ``deepseek exec --auto [--model M] P``               argv (last)   clap
+grok          ``grok --prompt-file F [--model M] [--effort R]``    file          clap
+qwen          ``qwen --yolo [--model M]``                          stdin         yargs
+============  ==================================================  ============  ==========
+
+How each one renders the scenario (text chunks are written as they stream, one line per
+text step):
+
+* **aider** (real-clis second batch: plain text only, edits are text blocks in its "whole"
+  edit format): a header (``Aider v…``, ``Model: … with whole edit format``), reasoning in a
+  ``► **THINKING**`` / ``► **ANSWER**`` frame, a write as ``<path>`` + a fenced listing +
+  ``Applied edit to <path>``, usage as ``Tokens: N sent, M received. Cost: …``. Without
+  ``--yes-always`` it asks ``Create new file <path>? (Y)es/(N)o [Yes]:`` and reads stdin.
+* **deepseek** (seed 000 §5.11): text deltas on stdout, tool-call notifications (and the
+  reasoning, and the token count) on stderr. Without ``--auto`` a tool call asks on stderr
+  and waits for a stdin line (an open stdin means the run hangs, as the seed warns; EOF is a
+  denial). ``--json`` batches the run into one trailing object instead of streaming.
+* **qwen** (text output of ``qwen`` with the prompt on stdin): only the answer on stdout; a
+  write is performed silently and the model then echoes the written file as an
+  ``<artifact identifier=… type="text/html">`` block, so the plain parser's artifact
+  extraction runs end to end on real output. This fake is the one that echoes artifacts.
+  Without ``--yolo`` (or ``--approval-mode yolo``/``auto-edit``) the non-interactive tool
+  registry lacks the tool: ``Error executing tool …: Tool "…" not found in registry.`` on
+  stderr, nothing written.
+* **agy** (seed 002 §4.4): the answer on stdout and nothing else; failures (a failed model
+  call, a missing login) are silent on stdout *and* stderr and written only to
+  ``--log-file``, and only when ``--log-file`` precedes ``-p`` (``agy -p --log-file x -`` runs
+  but leaves the log empty, seed 002 §4.4 pit one).
+* **atomcode** / **grok**: the answer on stdout; atomcode prints ``⏺ Tool(target)`` lines and
+  asks for approval without ``-y``; grok lists models for ``grok models``.
+
+Sessions: every run is saved under ``$HOME/.fake-cli/<agent>/sessions``; aider
+``--restore-chat-history``, agy ``-c`` and qwen ``--continue`` continue the cwd's latest one,
+qwen ``--resume <id>`` a given one (an unknown id exits 1).
+
+Not emulated: qwen ``--output-format json|stream-json`` (its structured modes are not the
+``plain`` format this module fakes; the flag is left out, so it is rejected).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fake_clis.argv import Grammar
+from fake_clis.base import CliSpec, FakeRun
+from fake_clis.scenario import Step
+
+__all__ = ["ARTIFACT_TYPES", "SPECS"]
+
+#: File suffix -> artifact type the qwen fake echoes (seed 000 §5.13 table).
+ARTIFACT_TYPES = {
+    ".html": "text/html",
+    ".css": "text/css",
+    ".svg": "image/svg+xml",
+    ".md": "text/markdown",
+}
+
+_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+_QWEN_APPROVAL = ("plan", "default", "auto-edit", "yolo")
+
+Option = tuple[str, str, str]
+
+
+def _grammar_from(
+    options: tuple[Option, ...],
+    positionals: tuple[int, int] = (0, 0),
+    repeatable: frozenset[str] = frozenset(),
+    subcommands: dict[str, Grammar] | None = None,
+) -> Grammar:
+    flags: dict[str, int] = {}
+    aliases: dict[str, str] = {}
+    for spec, meta, _ in options:
+        names = spec.split(", ")
+        canonical = names[-1]
+        flags[canonical] = 1 if meta else 0
+        for alias in names[:-1]:
+            aliases[alias] = canonical
+    return Grammar(
+        flags=flags,
+        aliases=aliases,
+        positionals=positionals,
+        repeatable=repeatable,
+        subcommands=subcommands or {},
+    )
+
+
+def _help_from(usage: str, options: tuple[Option, ...], width: int = 34) -> str:
+    lines = [usage, "", "Options:"]
+    lines += [f"  {(spec + ' ' + meta).rstrip():<{width}} {text}" for spec, meta, text in options]
+    return "\n".join(lines)
+
+
+def _clap_error(message: str) -> str:
+    return f"error: {message}\n\nFor more information, try '--help'.\n"
+
+
+# --------------------------------------------------------------------------- renderer
+
+
+class _Plain:
+    """Renders scenario steps the way one plain CLI prints them. Subclasses override hooks."""
+
+    agent = "plain"
+
+    def __init__(self, run: FakeRun, prompt: str) -> None:
+        self.run = run
+        self.prompt = prompt
+        self.answer: list[str] = []
+        self.error = False
+
+    # -- hooks -------------------------------------------------------------------------
+
+    def header(self) -> None:
+        """Lines printed before the answer."""
+
+    def thinking(self, step: Step) -> None:
+        """Reasoning; most plain CLIs do not print it."""
+
+    def approve(self, kind: str, target: str) -> bool:
+        """Whether a tool call may run (the CLI's headless permission posture)."""
+        return True
+
+    def show_tool(self, step: Step, name: str, target: str, ok: bool, output: str) -> None:
+        """How a tool call is reported (default: not at all)."""
+
+    def usage(self, step: Step) -> None:
+        """Token accounting; most plain CLIs print none."""
+
+    def api_error(self, step: Step) -> None:
+        status = int(step.get("status", 500))
+        self.run.err(f"Error: API request failed ({status}): {step.get('message', '')}\n")
+
+    def finish(self) -> None:
+        """Lines printed after the answer."""
+
+    # -- shared behaviour ----------------------------------------------------------------
+
+    def write_text(self, chunks: list[str]) -> None:
+        for chunk in chunks:
+            self.run.out_raw(chunk.encode("utf-8"))
+        self.run.out_raw(b"\n")
+
+    def tool(self, step: Step) -> None:
+        kind = str(step.get("tool", "other"))
+        if kind == "write":
+            name, target = "write_file", str(step.get("path", "file.txt"))
+        elif kind == "shell":
+            name, target = "run_shell_command", str(step.get("command", ""))
+        else:
+            name = str(step.get("name", "tool"))
+            target = json.dumps(step.get("input", {}), separators=(",", ":"))
+        ok = not bool(step.get("is_error", False))
+        if not self.approve(kind, target):
+            self.denied(step, name, target)
+            return
+        output = str(step.get("output", ""))
+        if kind == "write":
+            if ok:
+                self.run.write_file(target, str(step.get("content", "")))
+            output = output or f"Wrote {target}"
+        self.show_tool(step, name, target, ok, output)
+        if kind == "write" and ok:
+            self.after_write(target, str(step.get("content", "")))
+
+    def denied(self, step: Step, name: str, target: str) -> None:
+        self.show_tool(step, name, target, False, f"{name} was not approved")
+
+    def after_write(self, path: str, content: str) -> None:
+        """What the model says after a successful write (qwen echoes an artifact)."""
+
+    def fault(self, step: Step) -> bool:
+        """Steps shaped like faults; True when handled."""
+        run = self.run
+        if step.kind == "malformed":
+            # A line that starts like a JSON frame and breaks off: plain text to the parser.
+            run.out('{"type":"text","text":"' + (step.text or "a frame cut short"))
+        elif step.kind == "foreign":
+            # Plain output carries no ids, so output of another run is just more text.
+            run.out(f"[{uuid.uuid4()}] output of another session")
+        elif step.kind == "oversize":
+            run.out("x" * int(step.get("bytes", 1)))
+        elif step.kind == "crash" and step.get("mid_line"):
+            run.out_raw(b"this line never ends")
+            run.exit(int(step.get("exit_code", 1)))
+        else:
+            return run.run_common_step(step)
+        return True
+
+    def main(self) -> int:
+        run = self.run
+        self.header()
+        for step in run.scenario.steps:
+            if step.kind == "text":
+                self.answer.append(step.text)
+                self.write_text(step.chunks)
+            elif step.kind == "thinking":
+                self.thinking(step)
+            elif step.kind == "tool":
+                self.tool(step)
+            elif step.kind == "usage":
+                self.usage(step)
+            elif step.kind == "api_error":
+                self.error = True
+                self.api_error(step)
+                break
+            elif not self.fault(step):
+                raise ValueError(f"{self.agent} fake cannot render step kind {step.kind!r}")
+        self.finish()
+        return run.scenario.exit_code or (1 if self.error else 0)
+
+
+def _ask(run: FakeRun, question: str, *, on_stdout: bool, default: bool) -> bool:
+    """Ask on the terminal that is not there: read one stdin line (EOF = the default)."""
+    (run.out_raw if on_stdout else run.stderr.write)(question.encode("utf-8"))
+    run.stdout.flush()
+    run.stderr.flush()
+    answer = run.read_stdin_line()
+    if answer is None or not answer.strip():
+        return default
+    return answer.strip().lower() in (b"y", b"yes")
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+def _latest_session(run: FakeRun) -> dict[str, Any] | None:
+    if not run.session_dir.is_dir():
+        return None
+    for path in sorted(run.session_dir.glob("*.json"), key=lambda f: f.stat().st_mtime)[::-1]:
+        data = run.load_session(path.stem)
+        if data and data.get("turns") and data["turns"][-1].get("cwd") == str(run.cwd):
+            return data
+    return None
+
+
+def _run_session(
+    run: FakeRun, renderer: _Plain, prior: dict[str, Any] | None, prompt_via: str
+) -> int:
+    """Record the prompt, run the renderer, save the session."""
+    run.record.update(prompt=renderer.prompt, prompt_via=prompt_via, resumed=prior is not None)
+    turns: list[dict[str, Any]] = list(prior.get("turns", [])) if prior else []
+    run.record["prior_turns"] = len(turns)
+    session_id = str(prior["id"]) if prior else run.new_session_id()
+    run.record["session_id"] = session_id
+    code = renderer.main()
+    turns.append(
+        {"prompt": renderer.prompt, "reply": "".join(renderer.answer), "cwd": str(run.cwd)}
+    )
+    run.save_session(session_id, turns)
+    run.linger_if_asked()
+    return code
+
+
+def _read_prompt_file(run: FakeRun, path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        run.err(
+            f"Error: failed to read prompt file {path}: {exc.strerror} (os error {exc.errno})\n"
+        )
+        return None
+
+
+# --------------------------------------------------------------------------- aider
+
+_AIDER_VERSION = "0.86.2"
+_AIDER_OPTIONS: tuple[Option, ...] = (
+    ("-h, --help", "", "show this help message and exit"),
+    ("--version", "", "Show the version number and exit"),
+    ("--model", "MODEL", "Specify the model to use for the main chat"),
+    ("--weak-model", "WEAK_MODEL", "Specify the model to use for commit messages"),
+    ("--openai-api-base", "OPENAI_API_BASE", "Specify the api base url"),
+    ("--openai-api-key", "OPENAI_API_KEY", "Specify the OpenAI API key"),
+    ("--anthropic-api-key", "ANTHROPIC_API_KEY", "Specify the Anthropic API key"),
+    ("--api-key", "PROVIDER=KEY", "Set an API key for a provider (repeatable)"),
+    ("--edit-format, --chat-mode", "EDIT_FORMAT", "Specify what edit format the LLM should use"),
+    ("--reasoning-effort", "VALUE", "Set the reasoning_effort API parameter"),
+    ("-m, --msg, --message", "COMMAND", "Specify a single message to send the LLM, then exit"),
+    ("-f, --message-file", "MESSAGE_FILE", "Specify a file containing the message to send"),
+    ("--file", "FILE", "specify a file to edit (can be used multiple times)"),
+    ("--read", "FILE", "specify a read-only file (can be used multiple times)"),
+    ("--yes-always", "", "Always say yes to every confirmation"),
+    ("--pretty", "", "Enable pretty, colorized output"),
+    ("--no-pretty", "", "Disable pretty, colorized output"),
+    ("--stream", "", "Enable streaming responses"),
+    ("--no-stream", "", "Disable streaming responses"),
+    ("--git", "", "Enable looking for a git repo"),
+    ("--no-git", "", "Disable looking for a git repo"),
+    ("--auto-commits", "", "Enable auto commit of LLM changes"),
+    ("--no-auto-commits", "", "Disable auto commit of LLM changes"),
+    ("--suggest-shell-commands", "", "Enable suggesting shell commands"),
+    ("--no-suggest-shell-commands", "", "Disable suggesting shell commands"),
+    ("--show-model-warnings", "", "Enable model warnings"),
+    ("--no-show-model-warnings", "", "Disable model warnings"),
+    ("--check-update", "", "Check for updates and return status in the exit code"),
+    ("--no-check-update", "", "Do not check for updates"),
+    ("--restore-chat-history", "", "Restore the previous chat history messages"),
+    ("--analytics-disable", "", "Permanently disable analytics"),
+    ("--map-tokens", "MAP_TOKENS", "Suggested number of tokens to use for repo map"),
+    ("--dry-run", "", "Perform a dry run without modifying files"),
+    ("-v, --verbose", "", "Enable verbose output"),
+)
+
+
+class _Aider(_Plain):
+    agent = "aider"
+
+    def header(self) -> None:
+        p = self.run.parsed
+        model = p.value("--model") or "gpt-4o"
+        self.run.out(f"Aider v{_AIDER_VERSION}")
+        self.run.out(f"Model: {model} with whole edit format")
+        self.run.out("Git repo: none" if p.has("--no-git") else "Git repo: .git with 0 files")
+        self.run.out("Repo-map: disabled")
+
+    def thinking(self, step: Step) -> None:
+        self.run.out("--------------\n► **THINKING**\n")
+        self.write_text(step.chunks)
+        self.run.out("\n------------\n► **ANSWER**\n")
+
+    def approve(self, kind: str, target: str) -> bool:
+        if kind == "shell":
+            if self.run.parsed.has("--no-suggest-shell-commands"):
+                return False
+            if self.run.parsed.has("--yes-always"):
+                return True
+            return _ask(
+                self.run, "Run shell command? (Y)es/(N)o [Yes]: ", on_stdout=True, default=True
+            )
+        if kind != "write" or self.run.parsed.has("--yes-always"):
+            return True
+        return _ask(
+            self.run, f"Create new file {target}? (Y)es/(N)o [Yes]: ", on_stdout=True, default=True
+        )
+
+    def tool(self, step: Step) -> None:
+        kind = str(step.get("tool", "other"))
+        if kind == "write":
+            # The "whole" edit format: the model writes the path and the complete listing.
+            self.run.out(f"\n{step.get('path', 'file.txt')}\n```")
+            self.write_text([str(step.get("content", "")).rstrip("\n")])
+            self.run.out("```\n")
+        elif kind == "shell":
+            self.run.out(f"\n```bash\n{step.get('command', '')}\n```\n")
+        super().tool(step)
+
+    def show_tool(self, step: Step, name: str, target: str, ok: bool, output: str) -> None:
+        kind = str(step.get("tool", "other"))
+        if kind == "write":
+            self.run.out(f"Applied edit to {target}" if ok else f"Unable to write {target}")
+        elif kind == "shell":
+            self.run.out(f"Running {target}")
+            self.write_text([output.rstrip("\n")])
+        else:
+            self.write_text([output])
+
+    def denied(self, step: Step, name: str, target: str) -> None:
+        if str(step.get("tool")) == "write":
+            self.run.out(f"Skipping edits to {target}")
+
+    def usage(self, step: Step) -> None:
+        sent, received = int(step.get("input_tokens", 0)), int(step.get("output_tokens", 0))
+        cost = float(step.get("cost_usd", sent * 2.5e-6 + received * 1e-5))
+        self.run.out(
+            f"Tokens: {sent} sent, {received} received. "
+            f"Cost: ${cost:.4f} message, ${cost:.4f} session."
+        )
+
+    def api_error(self, step: Step) -> None:
+        self.run.out(f"litellm.InternalServerError: OpenAIException - {step.get('message', '')}")
+        self.run.out("The API provider's servers are down or overloaded.")
+
+
+def _aider_main(run: FakeRun) -> int:
+    p = run.parsed
+    if p.has("--message"):
+        prompt, via = p.value("--message") or "", "argv"
+    elif p.has("--message-file"):
+        text = _read_prompt_file(run, p.value("--message-file") or "")
+        if text is None:
+            return 1
+        prompt, via = text, "file"
+    else:
+        # No --message: aider's chat loop reads stdin and ends at EOF.
+        prompt, via = run.read_stdin_text(), "stdin"
+        if not prompt.strip():
+            _Aider(run, "").header()
+            return 0
+    prior = _latest_session(run) if p.has("--restore-chat-history") else None
+    return _run_session(run, _Aider(run, prompt), prior, via)
+
+
+# --------------------------------------------------------------------------- antigravity
+
+_AGY_OPTIONS: tuple[Option, ...] = (
+    ("-p, --print", "", "Print mode: answer the prompt (argument, or '-' for stdin) and exit"),
+    ("--log-file", "<path>", "Write the debug log to this file"),
+    ("-c, --continue", "", "Continue the most recent conversation"),
+    ("-v, --version", "", "Output the version number"),
+    ("-h, --help", "", "Display help for command"),
+)
+
+
+class _Antigravity(_Plain):
+    agent = "antigravity"
+
+    def __init__(self, run: FakeRun, prompt: str, log: Path | None) -> None:
+        super().__init__(run, prompt)
+        self.log = log
+
+    def write_log(self, line: str) -> None:
+        if self.log is not None:
+            stamp = time.strftime("%m%d %H:%M:%S")
+            with self.log.open("a", encoding="utf-8") as handle:
+                handle.write(f"I{stamp} {line}\n")
+
+    def header(self) -> None:
+        self.write_log("print mode: reading the prompt from stdin")
+
+    def api_error(self, step: Step) -> None:
+        # seed 002 §4.4 pit one: silent on stdout and stderr; only the log says why.
+        status = int(step.get("status", 500))
+        self.write_log(f"model request failed: status {status}: {step.get('message', '')}")
+
+    def main(self) -> int:
+        if self.run.scenario.auth == "missing" or self.run.env.get("FAKE_CLI_AUTH") == "missing":
+            self.write_log("authentication required: no signed-in account; run agy to sign in")
+            return self.run.scenario.exit_code
+        return super().main()
+
+
+def _agy_main(run: FakeRun) -> int:
+    p = run.parsed
+    if not p.has("--print"):
+        run.err("Error: agy needs an interactive terminal; use -p for print mode\n")
+        return 1
+    log: Path | None = None
+    log_path = p.value("--log-file")
+    if log_path is not None:
+        log = Path(log_path)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("", encoding="utf-8")
+        # seed 002 §4.4: `agy -p --log-file x -` runs but its log stays empty.
+        order = [a.split("=", 1)[0] for a in run.argv]
+        if order.index("--log-file") > order.index("-p" if "-p" in order else "--print"):
+            run.record["log_ignored"] = True
+            log = None
+    positional = p.positionals[0] if p.positionals else "-"
+    if positional == "-":
+        prompt, via = run.read_stdin_text(), "stdin"
+    else:
+        prompt, via = positional, "argv"
+    prior = _latest_session(run) if p.has("--continue") else None
+    return _run_session(run, _Antigravity(run, prompt, log), prior, via)
+
+
+# --------------------------------------------------------------------------- atomcode
+
+_ATOM_OPTIONS: tuple[Option, ...] = (
+    ("--prompt-file", "<PATH>", "Read the prompt from a file"),
+    ("-y, --yes", "", "Approve every tool call without asking"),
+    ("-m, --model", "<MODEL>", "Model to use"),
+    ("-V, --version", "", "Print version"),
+    ("-h, --help", "", "Print help"),
+)
+
+
+class _AtomCode(_Plain):
+    agent = "atomcode"
+
+    def approve(self, kind: str, target: str) -> bool:
+        if self.run.parsed.has("--yes") or kind == "other":
+            return True
+        return _ask(self.run, f"Allow {kind} {target}? [y/N] ", on_stdout=False, default=False)
+
+    def show_tool(self, step: Step, name: str, target: str, ok: bool, output: str) -> None:
+        label = {"write_file": "Write", "run_shell_command": "Bash"}.get(name, name)
+        self.run.out(f"⏺ {label}({target})")
+        self.run.out(f"  ⎿  {output if ok else 'Error: ' + output}")
+
+    def api_error(self, step: Step) -> None:
+        status = int(step.get("status", 500))
+        self.run.err(f"Error: API error {status}: {step.get('message', '')}\n")
+
+
+def _atom_main(run: FakeRun) -> int:
+    p = run.parsed
+    path = p.value("--prompt-file")
+    if path is not None:
+        text = _read_prompt_file(run, path)
+        if text is None:
+            return 1
+        prompt, via = text, "file"
+    elif p.positionals:
+        prompt, via = p.positionals[0], "argv"
+    else:
+        run.err(_clap_error("a prompt is required: pass --prompt-file <PATH> or a prompt"))
+        return 2
+    return _run_session(run, _AtomCode(run, prompt), None, via)
+
+
+# --------------------------------------------------------------------------- deepseek
+
+_DEEPSEEK_VERSION = "0.8.31"
+_DEEPSEEK_EXEC: tuple[Option, ...] = (
+    ("--auto", "", "Agentic mode: approve every tool call (YOLO)"),
+    ("-m, --model", "<MODEL>", "Model id"),
+    ("--json", "", "Print one JSON summary at the end instead of streaming"),
+    ("--max-turns", "<N>", "Maximum agent turns"),
+    ("-h, --help", "", "Print help"),
+)
+_DEEPSEEK_TOP: tuple[Option, ...] = (
+    ("-V, --version", "", "Print version"),
+    ("-h, --help", "", "Print help"),
+)
+
+
+class _DeepSeek(_Plain):
+    agent = "deepseek"
+
+    def __init__(self, run: FakeRun, prompt: str) -> None:
+        super().__init__(run, prompt)
+        self.batch = run.parsed.has("--json")
+        self.tokens = {"input": 0, "output": 0}
+        self.calls: list[dict[str, Any]] = []
+
+    def write_text(self, chunks: list[str]) -> None:
+        if not self.batch:
+            super().write_text(chunks)
+
+    def thinking(self, step: Step) -> None:
+        if not self.batch:
+            self.run.err(f"[thinking] {step.text}\n")
+
+    def approve(self, kind: str, target: str) -> bool:
+        if self.run.parsed.has("--auto") or kind == "other":
+            return True
+        # seed 000 §5.11: without --auto the run waits on an approval prompt.
+        return _ask(self.run, f"Approve {kind} {target}? [y/N] ", on_stdout=False, default=False)
+
+    def show_tool(self, step: Step, name: str, target: str, ok: bool, output: str) -> None:
+        self.calls.append({"name": name, "target": target, "ok": ok, "output": output})
+        if not self.batch:
+            # seed 000 §5.11: tool-call notifications go to stderr.
+            self.run.err(f"→ {name} {target}\n")
+            self.run.err(f"{'✓' if ok else '✗'} {name}: {output}\n")
+
+    def usage(self, step: Step) -> None:
+        self.tokens["input"] += int(step.get("input_tokens", 0))
+        self.tokens["output"] += int(step.get("output_tokens", 0))
+        if not self.batch:
+            self.run.err(f"tokens: {self.tokens['input']} in / {self.tokens['output']} out\n")
+
+    def finish(self) -> None:
+        if self.batch:
+            summary: dict[str, Any] = {
+                "response": "".join(self.answer),
+                "tool_calls": self.calls,
+                "usage": self.tokens,
+            }
+            self.run.out(json.dumps(summary, ensure_ascii=False))
+
+
+def _deepseek_main(run: FakeRun) -> int:
+    p = run.parsed
+    if p.command != ("exec",):
+        run.err("Error: the DeepSeek TUI needs an interactive terminal; use `deepseek exec`\n")
+        return 1
+    prompt = p.positionals[0]
+    return _run_session(run, _DeepSeek(run, prompt), None, "argv")
+
+
+# --------------------------------------------------------------------------- grok
+
+_GROK_OPTIONS: tuple[Option, ...] = (
+    ("--prompt-file", "<PATH>", "Read the prompt from a file"),
+    ("-p, --prompt", "<PROMPT>", "Prompt text (headless)"),
+    ("-m, --model", "<MODEL>", "Model to use"),
+    ("--effort", "<EFFORT>", "Reasoning effort [possible values: low, medium, high, xhigh, max]"),
+    ("-V, --version", "", "Print version"),
+    ("-h, --help", "", "Print help"),
+)
+_GROK_MODELS = (
+    "Default model: grok-build\n"
+    "Available models:\n"
+    "  grok-build\n"
+    "  grok-4.3\n"
+    "  grok-4.20-reasoning\n"
+    "  grok-4.20-non-reasoning\n"
+)
+
+
+class _Grok(_Plain):
+    agent = "grok-build"
+
+    def api_error(self, step: Step) -> None:
+        status = int(step.get("status", 500))
+        self.run.err(f"Error: request failed with status {status}: {step.get('message', '')}\n")
+
+
+def _grok_main(run: FakeRun) -> int:
+    p = run.parsed
+    effort = p.value("--effort")
+    if effort is not None and effort not in _EFFORTS:
+        run.err(
+            _clap_error(
+                f"invalid value '{effort}' for '--effort <EFFORT>'\n"
+                f"  [possible values: {', '.join(_EFFORTS)}]"
+            )
+        )
+        return 2
+    path = p.value("--prompt-file")
+    if path is not None:
+        text = _read_prompt_file(run, path)
+        if text is None:
+            return 1
+        prompt, via = text, "file"
+    elif p.has("--prompt") or p.positionals:
+        prompt, via = p.value("--prompt") or p.positionals[0], "argv"
+    else:
+        run.err("Error: no prompt: pass --prompt-file <PATH>, --prompt or a positional prompt\n")
+        return 2
+    return _run_session(run, _Grok(run, prompt), None, via)
+
+
+# --------------------------------------------------------------------------- qwen
+
+_QWEN_VERSION = "0.24.4"
+_QWEN_OPTIONS: tuple[Option, ...] = (
+    ("-m, --model", "<string>", "Model"),
+    ("-p, --prompt", "<string>", "Prompt. Appended to input on stdin (if any)."),
+    ("-y, --yolo", "", "Automatically accept all actions (YOLO mode)"),
+    (
+        "--approval-mode",
+        "<string>",
+        'Approval mode (choices: "plan", "default", "auto-edit", "yolo")',
+    ),
+    ("--auth-type", "<string>", "Authentication type"),
+    ("--continue", "", "Resume the most recent session for this project"),
+    ("--resume", "<string>", "Resume a session by id"),
+    ("-d, --debug", "", "Run in debug mode"),
+    ("-s, --sandbox", "", "Run in sandbox"),
+    ("--checkpointing", "", "Enable checkpointing of file edits"),
+    ("-v, --version", "", "Show version number"),
+    ("-h, --help", "", "Show help"),
+)
+
+
+class _Qwen(_Plain):
+    agent = "qwen"
+
+    def approve(self, kind: str, target: str) -> bool:
+        p = self.run.parsed
+        mode = p.value("--approval-mode", "default")
+        if p.has("--yolo") or mode == "yolo" or kind == "other":
+            return True
+        return kind == "write" and mode == "auto-edit"
+
+    def denied(self, step: Step, name: str, target: str) -> None:
+        self.run.err(
+            f'Error executing tool {name}: Tool "{name}" not found in registry. '
+            "Tools must use the exact names that are registered.\n"
+        )
+
+    def after_write(self, path: str, content: str) -> None:
+        # seed 000 §5.13: the model echoes the file it wrote as an artifact block.
+        artifact_type = ARTIFACT_TYPES.get(Path(path).suffix.lower())
+        if artifact_type is None:
+            return
+        identifier = Path(path).stem
+        body = content if content.endswith("\n") else content + "\n"
+        self.run.out(
+            f'<artifact identifier="{identifier}" type="{artifact_type}" title="{path}">\n'
+            f"{body}</artifact>"
+        )
+
+    def api_error(self, step: Step) -> None:
+        status = int(step.get("status", 500))
+        self.run.err(f"[API Error: {step.get('message', '')} (Status: {status})]\n")
+
+
+def _qwen_main(run: FakeRun) -> int:
+    p = run.parsed
+    mode = p.value("--approval-mode")
+    if mode is not None and mode not in _QWEN_APPROVAL:
+        run.err(
+            f'Invalid values:\n  Argument: approval-mode, Given: "{mode}", Choices: '
+            + ", ".join(f'"{m}"' for m in _QWEN_APPROVAL)
+            + "\n"
+        )
+        return 1
+    if p.has("--yolo") and mode is not None:
+        run.err(
+            "Cannot use both --yolo (-y) and --approval-mode together. "
+            "Use --approval-mode=yolo instead.\n"
+        )
+        return 1
+    if p.has("--prompt") or p.positionals:
+        prompt, via = p.value("--prompt") or p.positionals[0], "argv"
+    else:
+        prompt, via = run.read_stdin_text(), "stdin"
+    if not prompt.strip():
+        run.err("No input provided via stdin. Input can be provided by piping data into qwen.\n")
+        return 1
+    prior: dict[str, Any] | None = None
+    resume = p.value("--resume")
+    if resume is not None:
+        prior = run.load_session(resume)
+        if prior is None:
+            run.err(f"No saved session found with ID {resume}.\n")
+            return 1
+    elif p.has("--continue"):
+        prior = _latest_session(run)
+    return _run_session(run, _Qwen(run, prompt), prior, via)
+
+
+# --------------------------------------------------------------------------- specs
+
+
+def _spec(
+    agent_id: str,
+    prog: str,
+    *,
+    version: str,
+    grammar: Grammar,
+    style: str,
+    run: Callable[[FakeRun], int],
+    help_text: str,
+    version_args: tuple[tuple[str, ...], ...] = (("--version",),),
+    models: tuple[tuple[str, ...] | None, str] = (None, ""),
+) -> CliSpec:
+    """A plain CLI's spec; none of them has optional (version-gated) flags."""
+    return CliSpec(
+        agent_id=agent_id,
+        prog=prog,
+        version_output=version,
+        grammar=lambda old: grammar,
+        style=style,
+        run=run,
+        version_args=version_args,
+        help_args=(("--help",), ("-h",)),
+        help_text=help_text,
+        models_args=models[0],
+        models_output=models[1],
+    )
+
+
+_DEEPSEEK_GRAMMAR = _grammar_from(
+    _DEEPSEEK_TOP, subcommands={"exec": _grammar_from(_DEEPSEEK_EXEC, positionals=(1, 1))}
+)
+_DEEPSEEK_HELP = _help_from(
+    "Usage: deepseek [OPTIONS] [COMMAND]\n\nCommands:\n  exec  Run one prompt headless and exit",
+    _DEEPSEEK_TOP + _DEEPSEEK_EXEC[:3],
+)
+
+SPECS: dict[str, CliSpec] = {
+    "aider": _spec(
+        "aider",
+        "aider",
+        version=f"aider {_AIDER_VERSION}",
+        grammar=_grammar_from(
+            _AIDER_OPTIONS,
+            positionals=(0, -1),
+            repeatable=frozenset({"--api-key", "--file", "--read"}),
+        ),
+        style="argparse",
+        run=_aider_main,
+        help_text=_help_from("usage: aider [-h] [options] [FILE ...]", _AIDER_OPTIONS),
+    ),
+    "antigravity": _spec(
+        "antigravity",
+        "agy",
+        version="1.0.3",
+        grammar=_grammar_from(_AGY_OPTIONS, positionals=(0, 1)),
+        style="commander",
+        run=_agy_main,
+        help_text=_help_from("Usage: agy [options] [prompt]", _AGY_OPTIONS),
+        version_args=(("--version",), ("-v",)),
+    ),
+    "atomcode": _spec(
+        "atomcode",
+        "atomcode",
+        version="atomcode 0.9.4",
+        grammar=_grammar_from(_ATOM_OPTIONS, positionals=(0, 1)),
+        style="clap",
+        run=_atom_main,
+        help_text=_help_from("Usage: atomcode [OPTIONS] [PROMPT]", _ATOM_OPTIONS),
+        version_args=(("--version",), ("-V",)),
+    ),
+    "deepseek": _spec(
+        "deepseek",
+        "deepseek",
+        version=f"deepseek {_DEEPSEEK_VERSION}",
+        grammar=_DEEPSEEK_GRAMMAR,
+        style="clap",
+        run=_deepseek_main,
+        help_text=_DEEPSEEK_HELP,
+        version_args=(("--version",), ("-V",)),
+    ),
+    "grok-build": _spec(
+        "grok-build",
+        "grok",
+        version="grok 0.6.2",
+        grammar=_grammar_from(_GROK_OPTIONS, positionals=(0, 1), subcommands={"models": Grammar()}),
+        style="clap",
+        run=_grok_main,
+        help_text=_help_from("Usage: grok [OPTIONS] [PROMPT] [COMMAND]", _GROK_OPTIONS),
+        version_args=(("--version",), ("-V",)),
+        models=(("models",), _GROK_MODELS),
+    ),
+    "qwen": _spec(
+        "qwen",
+        "qwen",
+        version=_QWEN_VERSION,
+        grammar=_grammar_from(_QWEN_OPTIONS, positionals=(0, 1)),
+        style="yargs",
+        run=_qwen_main,
+        help_text=_help_from("Usage: qwen [options] [query]", _QWEN_OPTIONS),
+        version_args=(("--version",), ("-v",)),
+    ),
+}
