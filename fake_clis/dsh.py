@@ -1,0 +1,811 @@
+"""Fake DeepSeek Harness (``dsh``) with the ``open-design`` profile: the ``dsh-profile-jsonl``
+emulator (seed 001 whole; ref §2.8; wire §A.5 "DeepSeek Harness").
+
+What the real pieces do, and where it is written down:
+
+* ``dsh --version`` prints the Harness version alone (``0.1.2-rc.1``, one of the def's tested
+  versions). ``FAKE_CLI_VERSION`` replaces it, so detection can be shown an untested
+  (``0.9.0``) or unparseable (``nightly``) version (seed 001 §5 "Version policy").
+* ``dsh --profile open-design --probe`` writes one ``probe`` frame and exits 0 (seed 001 §5).
+  ``dsh --profile open-design --models`` writes one ``models`` frame (seed 000 §5.12, the
+  shape ``harness.defs.deepseek_harness.parse_models_output`` reads).
+* ``dsh --profile open-design --stdio`` is one run (seed 001 §6, §7): ``ready`` first, then it
+  reads ``execute`` from stdin, answers ``session`` (a new id, or the saved id with
+  ``resumed: true``), streams ``thinking`` / ``text`` / ``tool_call`` / ``tool_result`` /
+  ``usage`` frames carrying the request id, writes the files its write tool writes, and ends
+  with exactly one ``result`` and exits ("The runtime exits after the terminal result").
+  A ``cancel`` for the active request ends the run with ``result: cancelled`` (seed 001 §10
+  step 2); a resume of an unknown or corrupt session is ``result: failed`` with
+  ``resume_rejected: true`` and never a new session (seed 001 §6). Stdout carries protocol
+  frames only; stderr gets a short diagnostic that never holds the prompt, credentials or raw
+  tool output (seed 001 §6, §14).
+* ``dsh plugin --profile open-design add <tarball>`` installs the profile bundle (seed 001 §4):
+  the tarball must be an npm-pack tarball (``package/package.json`` inside); its path and
+  SHA-256 go to the record, and ``<DSH home>/profiles/open-design/package.json`` is written
+  (the file upstream's detection preflight looks for, ref §5.1 step 5). The DSH home is
+  ``$DSH_HOME``, else ``$HOME/.dsh`` (seed 001 §8).
+
+Which profile is installed: an installed marker (written by ``plugin add``) wins; without one
+``FAKE_DSH_PROFILE`` decides: unset/``installed`` = a compatible profile, ``missing`` = no
+profile (every profile mode exits 1 with dsh's message), ``incompatible`` = a profile whose
+probe and ready frames say ``protocol_version: 2``. So a test can start from ``missing``,
+run ``plugin add`` and see the probe succeed, which is the seed 001 §4 repair flow.
+
+Argv is strict. The Harness CLI is a Node program; the reference does not record its argument
+library, so errors use commander's wording (``error: unknown option '--x'``, exit 1) and the
+mode checks use commander's conflict message. A bare ``dsh`` (the interactive TUI) or a prompt
+argument (the plain headless mode the seed calls insufficient, seed 001 §3) is refused, so a
+def that relied on either fails loudly. ``FAKE_CLI_OLD_VERSION=1`` is a profile bundle from
+before model discovery: ``--models`` is absent from the help text and rejected as unknown.
+
+Scenario faults (``fake_clis/scenario.py``): ``malformed`` writes the first half of a real
+frame as a line, ``foreign`` a text frame of another request id, ``oversize`` one text frame
+padded to exactly ``bytes`` bytes, ``crash`` with ``mid_line`` half a frame without newline,
+``api_error`` a ``result: failed`` with ``error{code, message}``. Tool names (``write_file``,
+``bash``) are the fake's own: the reference records the frame shapes, not Harness tool names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import re
+import tarfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from fake_clis.argv import Grammar
+from fake_clis.base import CliSpec, FakeRun
+from fake_clis.scenario import Step
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DSH_VERSION",
+    "MODELS",
+    "PLUGIN_VERSION",
+    "PROFILE",
+    "SPECS",
+    "profile_marker",
+]
+
+#: One of ``AGENT_DEF.version_policy.supported_versions`` (ref §8.3).
+DSH_VERSION = "0.1.2-rc.1"
+#: The bundle version the seed's own example packs (seed 000 §5.12: ``...-0.1.0.tgz``).
+PLUGIN_VERSION = "0.1.0"
+#: A newer bundle that speaks protocol generation 2 (``FAKE_DSH_PROFILE=incompatible``).
+INCOMPATIBLE_PLUGIN_VERSION = "0.2.0"
+PROFILE = "open-design"
+RUNTIME = "open-design"
+PACKAGE = "@open-design/dsh-runtime"
+COMPATIBILITY_GENERATION = "od-dsh.1"
+PROVIDER = "deepseek-official"
+#: ``--models`` catalog (seed 000 §5.12: "Each model may expose its own reasoning-effort choices").
+MODELS: tuple[dict[str, Any], ...] = (
+    {
+        "provider": PROVIDER,
+        "provider_name": "DeepSeek",
+        "id": "deepseek-chat",
+        "name": "DeepSeek Chat",
+    },
+    {
+        "provider": PROVIDER,
+        "provider_name": "DeepSeek",
+        "id": "deepseek-reasoner",
+        "name": "DeepSeek Reasoner",
+        "reasoning_options": [
+            {"id": "low", "name": "Low"},
+            {"id": "medium", "name": "Medium", "default": True},
+            {"id": "high", "name": "High"},
+        ],
+    },
+)
+#: seed 001 §12 "Phase one may use one tested default DeepSeek model".
+DEFAULT_MODEL = "deepseek-chat"
+_CAPABILITIES = {"session_resume": True, "session_cancel": True, "structured_events": True}
+_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_ABSOLUTE = re.compile(r"^(?:/|[A-Za-z]:[\\/]|\\\\)")
+_STATES = ("installed", "missing", "incompatible")
+
+
+class _Exit(Exception):
+    """Leave the emulator with ``code`` after writing ``message`` to stderr."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+# =========================================================================== argv and help
+
+
+def _grammar(old: bool) -> Grammar:
+    """``dsh`` (commander style). ``old``: a bundle without ``--models`` (see module doc)."""
+    top: dict[str, int] = {
+        "--version": 0,
+        "--help": 0,
+        "--profile": 1,
+        "--probe": 0,
+        "--stdio": 0,
+    }
+    if not old:
+        top["--models"] = 0
+    small = {"--help": 0}
+    plugin = Grammar(
+        flags={"--profile": 1, "--help": 0},
+        aliases={"-h": "--help"},
+        subcommands={
+            "add": Grammar(flags=small, aliases={"-h": "--help"}, positionals=(1, 1)),
+        },
+    )
+    return Grammar(
+        flags=top,
+        aliases={"-V": "--version", "-h": "--help"},
+        subcommands={"plugin": plugin},
+    )
+
+
+_HELP = """Usage: dsh [options] [command]
+
+DeepSeek Harness
+
+Options:
+  -V, --version         output the version number
+  --profile <name>      run with an installed profile
+  --probe               print the profile's probe frame and exit
+  --stdio               run the profile's stdio protocol on stdin/stdout
+  --models              print the profile's model catalog and exit
+  -h, --help            display help for command
+
+Commands:
+  plugin [options]      manage the plugins of a profile
+  help [command]        display help for command"""
+
+_PLUGIN_HELP = """Usage: dsh plugin [options] [command]
+
+manage the plugins of a profile
+
+Options:
+  --profile <name>      the profile to change
+  -h, --help            display help for command
+
+Commands:
+  add <package>         install a plugin package (a packed .tgz) into the profile"""
+
+
+# =========================================================================== the profile
+
+
+def _dsh_home(run: FakeRun) -> Path:
+    """seed 001 §8: the Harness home is the user's DSH_HOME (``$HOME/.dsh`` by default)."""
+    configured = run.env.get("DSH_HOME")
+    return Path(configured) if configured else run.home / ".dsh"
+
+
+def profile_marker(home: Path, profile: str = PROFILE) -> Path:
+    """``<DSH home>/profiles/<profile>/package.json``: what ``plugin add`` writes."""
+    return home / "profiles" / profile / "package.json"
+
+
+def _profile(run: FakeRun, name: str) -> tuple[str, str]:
+    """``(state, plugin_version)`` of profile ``name``; state is one of :data:`_STATES`."""
+    marker = profile_marker(_dsh_home(run), name)
+    if marker.is_file():
+        try:
+            data = json.loads(marker.read_text(encoding="utf-8"))
+            version = str(data["dshPlugin"]["version"])
+        except (OSError, ValueError, KeyError, TypeError):
+            raise _Exit(f"error: profile {name!r} is damaged: {marker} is not readable") from None
+        return "installed", version
+    if name != PROFILE:
+        return "missing", ""
+    state = run.env.get("FAKE_DSH_PROFILE") or "installed"
+    if state not in _STATES:
+        raise _Exit(f"fake dsh: FAKE_DSH_PROFILE must be one of {', '.join(_STATES)}", 2)
+    version = INCOMPATIBLE_PLUGIN_VERSION if state == "incompatible" else PLUGIN_VERSION
+    return state, version
+
+
+def _identity(kind: str, state: str, plugin_version: str) -> dict[str, Any]:
+    """probe / ready (seed 001 §5): generation 1, or 2 for an incompatible bundle."""
+    return {
+        "v": 1,
+        "type": kind,
+        "runtime": RUNTIME,
+        "protocol_version": 2 if state == "incompatible" else 1,
+        "plugin_version": plugin_version,
+        "compatibility_generation": COMPATIBILITY_GENERATION,
+        "capabilities": dict(_CAPABILITIES),
+    }
+
+
+def _models_frame() -> dict[str, Any]:
+    return {"v": 1, "type": "models", "runtime": RUNTIME, "models": [dict(m) for m in MODELS]}
+
+
+def _dumps(frame: Mapping[str, Any]) -> str:
+    # Compact, one line; json.dumps escapes every control character (seed 001 §6).
+    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+
+
+# =========================================================================== entry point
+
+
+def _main(run: FakeRun) -> int:
+    try:
+        return _dispatch(run)
+    except _Exit as stop:
+        run.err(stop.message + "\n")
+        return stop.code
+
+
+def _dispatch(run: FakeRun) -> int:
+    parsed = run.parsed
+    if parsed.has("--help"):
+        if parsed.command[:1] == ("plugin",):
+            run.out(_PLUGIN_HELP)
+        elif run.env.get("FAKE_CLI_OLD_VERSION") == "1":
+            run.out("\n".join(line for line in _HELP.splitlines() if "--models" not in line))
+        else:
+            run.out(_HELP)
+        return 0
+    if parsed.has("--version"):
+        run.out(SPECS["deepseek-harness"].version_output)
+        return 0
+    if parsed.command == ("plugin",):
+        raise _Exit(_PLUGIN_HELP)
+    if parsed.command == ("plugin", "add"):
+        return _plugin_add(run)
+    if parsed.positionals:
+        # The plain one-shot headless mode is not what OD uses (seed 001 §3); refused here.
+        raise _Exit(
+            f"error: too many arguments. Expected 0 arguments but got '{parsed.positionals[0]}'."
+        )
+    modes = [flag for flag in ("--probe", "--stdio", "--models") if parsed.has(flag)]
+    if len(modes) > 1:
+        raise _Exit(f"error: option '{modes[0]}' cannot be used with option '{modes[1]}'")
+    if not modes:
+        run.record["mode"] = "interactive"
+        raise _Exit("error: interactive mode needs a terminal (stdin is not a TTY)")
+    mode = modes[0]
+    run.record["mode"] = mode.lstrip("-")
+    name = parsed.value("--profile")
+    if name is None:
+        raise _Exit(f"error: option '{mode}' requires '--profile <name>'")
+    run.record["profile"] = name
+    state, plugin_version = _profile(run, name)
+    if state == "missing":
+        # seed 001 §5: "A missing profile ... makes the adapter unavailable".
+        raise _Exit(
+            f"error: profile '{name}' is not installed (looked in "
+            f"{profile_marker(_dsh_home(run), name).parent}); install it with "
+            f"`dsh plugin --profile {name} add <package>`"
+        )
+    if mode == "--probe":
+        run.out(_dumps(_identity("probe", state, plugin_version)))
+        return 0
+    if mode == "--models":
+        run.out(_dumps(_models_frame()))
+        return 0
+    return _StdioRun(run, state, plugin_version).drive()
+
+
+def _plugin_add(run: FakeRun) -> int:
+    """seed 001 §4: ``dsh plugin --profile open-design add <pinned OD bundle package>``."""
+    parsed = run.parsed
+    name = parsed.value("--profile")
+    if name is None:
+        raise _Exit("error: required option '--profile <name>' not specified")
+    if not _PROFILE_NAME.match(name):
+        raise _Exit(f"error: invalid profile name '{name}'")
+    raw = parsed.positionals[0]
+    path = Path(raw)
+    if not path.is_absolute():
+        path = run.cwd / path
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _Exit(f"error: cannot read package {raw}: {exc.strerror or exc}") from None
+    digest = hashlib.sha256(data).hexdigest()
+    run.record["plugin_add"] = {"profile": name, "tarball": str(path), "sha256": digest}
+    package = _package_json(path)
+    if package is None:
+        raise _Exit(f"error: {raw} is not a packed npm package (no package/package.json)")
+    pkg_name = str(package.get("name") or "")
+    version = str(package.get("version") or "")
+    if not pkg_name or not version:
+        raise _Exit(f"error: {raw}: package.json must name the package and its version")
+    marker = profile_marker(_dsh_home(run), name)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(
+        json.dumps(
+            {
+                "name": f"dsh-profile-{name}",
+                "private": True,
+                "dependencies": {pkg_name: version},
+                "dshPlugin": {
+                    "package": pkg_name,
+                    "version": version,
+                    "sha256": digest,
+                    "tarball": str(path),
+                },
+            },
+            indent=2,
+        ),
+        encoding="utf-8",
+    )
+    run.record["plugin_add"].update(package=pkg_name, version=version, marker=str(marker))
+    run.out(f"added {pkg_name}@{version} to profile {name}")
+    return 0
+
+
+def _package_json(path: Path) -> dict[str, Any] | None:
+    try:
+        with tarfile.open(path, mode="r:*") as archive:
+            member = archive.getmember("package/package.json")
+            handle = archive.extractfile(member)
+            if handle is None:
+                return None
+            value = json.loads(handle.read().decode("utf-8"))
+    except (tarfile.TarError, KeyError, OSError, ValueError, EOFError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+# =========================================================================== the stdio run
+
+
+class _Cancelled(Exception):
+    """The host cancelled the active request."""
+
+
+class _StdioRun:
+    """One ``--stdio`` process: ready, one execute, frames, one result (seed 001 §6, §7)."""
+
+    def __init__(self, run: FakeRun, state: str, plugin_version: str) -> None:
+        self.run = run
+        self.state = state
+        self.plugin_version = plugin_version
+        self.inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.eof = False
+        self.request_id = ""
+        self.session_id = ""
+        self.model = DEFAULT_MODEL
+        self.turns: list[dict[str, Any]] = []
+        self.replies: list[str] = []
+        self.tools = 0
+
+    # -- stdin ------------------------------------------------------------------------------
+
+    def _reader(self) -> None:
+        # Raw reads on the descriptor: a daemon thread blocked inside the buffered
+        # sys.stdin would hold its lock and abort the interpreter at exit.
+        for line in _raw_lines(self.run.stdin.fileno()):
+            if line is None:
+                self.inbox.put(("eof", None))
+                return
+            if not line.strip():
+                continue
+            try:
+                self.inbox.put(("frame", json.loads(line)))
+            except ValueError:
+                self.inbox.put(("bad", None))
+
+    def _next(self, timeout: float | None) -> tuple[str, Any] | None:
+        if self.eof and self.inbox.empty():
+            if timeout is not None:
+                time.sleep(timeout)
+            else:
+                while True:
+                    time.sleep(3600)
+            return None
+        try:
+            item = self.inbox.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if item[0] == "eof":
+            self.eof = True
+        return item
+
+    def _wait(self, seconds: float | None) -> None:
+        """Sleep (``None``: forever), handling host commands; raises :class:`_Cancelled`."""
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return
+            item = self._next(left)
+            if item is not None:
+                self._during_run(item)
+
+    def _poll(self) -> None:
+        while not self.inbox.empty():
+            item = self._next(0)
+            if item is not None:
+                self._during_run(item)
+
+    def _during_run(self, item: tuple[str, Any]) -> None:
+        kind, frame = item
+        if kind == "eof":
+            # The host closed stdin: the run goes on to its result (seed 001 §7 "EOF and
+            # reap" happens after the result), nothing to answer.
+            self.run.record["stdin_closed_during_run"] = True
+            return
+        if kind == "bad" or not isinstance(frame, dict):
+            self.run.record.setdefault("ignored_commands", []).append("<malformed>")
+            return
+        self.run.record.setdefault("stdin_frames", []).append(frame)
+        kind = str(frame.get("type"))
+        request_id = frame.get("request_id")
+        if kind == "cancel" and request_id == self.request_id:
+            raise _Cancelled
+        if kind == "execute" and isinstance(request_id, str) and request_id:
+            # One run per process (seed 001 §7); the refusal names the other request, so
+            # the host's session for the active request ignores it (seed 001 §6).
+            self._frame(
+                {
+                    "v": 1,
+                    "type": "protocol_error",
+                    "request_id": request_id,
+                    "code": "RUNTIME_BUSY",
+                    "message": "Another request is already running in this process.",
+                },
+                scoped=False,
+            )
+        self.run.record.setdefault("ignored_commands", []).append(kind)
+
+    # -- frames ------------------------------------------------------------------------------
+
+    def _frame(self, frame: dict[str, Any], *, scoped: bool = True) -> None:
+        if scoped:
+            frame = {"v": 1, "type": frame.pop("type"), "request_id": self.request_id, **frame}
+        self.run.out(_dumps(frame))
+
+    def _protocol_error(self, code: str, message: str, request_id: Any = None) -> int:
+        frame: dict[str, Any] = {"v": 1, "type": "protocol_error"}
+        if isinstance(request_id, str) and request_id:
+            frame["request_id"] = request_id
+        frame.update(code=code, message=message)
+        self._frame(frame, scoped=False)
+        return 1
+
+    def _result(self, status: str, **fields: Any) -> None:
+        frame: dict[str, Any] = {
+            "type": "result",
+            "status": status,
+            "session_id": self.session_id,
+            "resume_rejected": False,
+        }
+        frame.update(fields)
+        self._frame(frame)
+        self.run.record["result"] = status
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def drive(self) -> int:
+        run = self.run
+        threading.Thread(target=self._reader, daemon=True).start()
+        # seed 001 §6/§7: the first frame is ready (runtime identity and capabilities).
+        run.out(_dumps(_identity("ready", self.state, self.plugin_version)))
+        command = self._await_execute()
+        if command is None:
+            run.record["execute"] = False
+            return 0
+        if isinstance(command, int):
+            return command
+        return self._execute(command)
+
+    def _await_execute(self) -> dict[str, Any] | int | None:
+        while True:
+            item = self._next(None)
+            if item is None or item[0] == "eof":
+                return None  # the host closed stdin before a request (cancel before ready)
+            kind, frame = item
+            if kind == "bad":
+                return self._protocol_error(
+                    "MALFORMED_COMMAND", "A host command was not valid JSON."
+                )
+            self.run.record.setdefault("stdin_frames", []).append(frame)
+            problem = _command_problem(frame)
+            request_id = frame.get("request_id") if isinstance(frame, dict) else None
+            if problem is not None:
+                return self._protocol_error(
+                    "INVALID_COMMAND", f"Invalid host command: {problem}.", request_id
+                )
+            if frame["type"] == "cancel":
+                # Nothing runs yet: a cancel for an unknown request changes nothing.
+                self.run.record.setdefault("ignored_commands", []).append("cancel")
+                continue
+            return dict(frame)
+
+    def _execute(self, command: dict[str, Any]) -> int:
+        run = self.run
+        self.request_id = str(command["request_id"])
+        run.record["request_id"] = self.request_id
+        run.record["prompt"] = command["prompt"]
+        run.record["prompt_via"] = "execute"
+        run.record["execute_cwd"] = command["cwd"]
+        run.record["mcp_servers"] = command["mcp_servers"]
+        cwd = Path(command["cwd"])
+        if not cwd.is_dir():
+            return self._protocol_error(
+                "INVALID_CWD", "The execute cwd is not a directory.", self.request_id
+            )
+        run.cwd = cwd
+        model = command.get("model")
+        entry = _model_entry(model)
+        if model is not None and entry is None:
+            return self._protocol_error(
+                "UNKNOWN_MODEL",
+                "The requested model is not in this profile's catalog.",
+                self.request_id,
+            )
+        if entry is not None:
+            self.model = str(entry["id"])
+        run.record["model"] = model
+        effort = command.get("reasoning_effort")
+        run.record["reasoning_effort"] = effort
+        if effort is not None:
+            allowed = [o["id"] for o in (entry or {}).get("reasoning_options", [])]
+            if effort not in allowed:
+                return self._protocol_error(
+                    "UNSUPPORTED_REASONING_EFFORT",
+                    "The requested reasoning effort is not offered by the selected model.",
+                    self.request_id,
+                )
+        resume = command.get("resume_session_id")
+        if resume is not None:
+            prior = run.load_session(str(resume))
+            turns = prior.get("turns") if isinstance(prior, dict) else None
+            if not isinstance(turns, list):
+                # seed 001 §6: "A missing or corrupt resume target returns a terminal
+                # structured failure. It must not silently create a new session."
+                self.session_id = str(resume)
+                run.record["resumed"] = False
+                run.record["resume_rejected"] = True
+                reason = "SESSION_NOT_FOUND" if prior is None else "SESSION_CORRUPT"
+                self._result(
+                    "failed",
+                    resume_rejected=True,
+                    error={"code": reason, "message": "The saved session cannot be resumed."},
+                )
+                run.linger_if_asked()
+                return 1
+            self.session_id = str(resume)
+            self.turns = [t for t in turns if isinstance(t, dict)]
+        else:
+            self.session_id = str(uuid.uuid4())
+        run.record["resumed"] = resume is not None
+        run.record["prior_turns"] = len(self.turns)
+        run.record["session_id"] = self.session_id
+        self.turns.append({"request_id": self.request_id, "prompt": command["prompt"], "reply": ""})
+        run.save_session(self.session_id, self.turns)
+        # Bounded diagnostics only: never the prompt, credentials or tool output (seed 001 §14).
+        run.err(f"[open-design] request {self.request_id}: session {self.session_id}\n")
+        self._frame(
+            {"type": "session", "session_id": self.session_id, "resumed": resume is not None}
+        )
+        try:
+            code = self._steps()
+        except _Cancelled:
+            # seed 001 §10 step 2: the run ends with result: cancelled; the session survives.
+            run.record["cancelled"] = True
+            self._save()
+            self._result("cancelled", stop_reason="cancelled")
+            run.linger_if_asked()
+            return 0
+        if code is not None:
+            return code
+        self._save()
+        fields: dict[str, Any] = {"stop_reason": self.run.scenario.stop_reason}
+        output = "".join(self.replies)
+        if output:
+            fields["output"] = output
+        self._result("completed", **fields)
+        run.linger_if_asked()
+        return run.scenario.exit_code
+
+    def _save(self) -> None:
+        self.turns[-1]["reply"] = "".join(self.replies)
+        self.run.save_session(self.session_id, self.turns)
+        self.run.record["turns"] = len(self.turns)
+
+    def _steps(self) -> int | None:
+        for step in self.run.scenario.steps:
+            self._poll()
+            kind = step.kind
+            if kind == "text":
+                for piece in step.chunks:
+                    self._frame({"type": "text", "content": piece})
+                    self.replies.append(piece)
+            elif kind == "thinking":
+                for piece in step.chunks or [""]:
+                    self._frame({"type": "thinking", "content": piece})
+            elif kind == "tool":
+                self._tool(step)
+            elif kind == "usage":
+                self._usage(step)
+            elif kind == "api_error":
+                self._save()
+                code = str(step.get("code") or "PROVIDER_ERROR")
+                self._result("failed", error={"code": code, "message": str(step.get("message"))})
+                self.run.linger_if_asked()
+                return self.run.scenario.exit_code
+            elif kind == "sleep":
+                self._wait(float(step.get("ms", 0)) / 1000.0)
+            elif kind == "hang":
+                # The model call never returns; only a cancel ends the run (seed 001 §10).
+                self.run.finish_record()
+                self._wait(None)
+            elif kind == "malformed":
+                line = _dumps(self._scoped("text", "The frame that never ends"))
+                self.run.out(str(step.get("text") or line[: len(line) // 2]))
+            elif kind == "foreign":
+                frame = self._scoped("text", "Not for this request.")
+                frame["request_id"] = f"{self.request_id}-other"
+                self.run.out(_dumps(frame))
+            elif kind == "oversize":
+                self.run.out(self._oversize(int(step.get("bytes", 0))))
+            elif kind == "crash" and step.get("mid_line"):
+                line = _dumps(self._scoped("text", "Half a frame"))
+                self.run.out_raw(line[: len(line) // 2].encode("utf-8"))
+                self.run.exit(int(step.get("exit_code", 1)))
+            else:
+                self.run.run_common_step(step)
+        self._poll()
+        return None
+
+    def _scoped(self, kind: str, content: str) -> dict[str, Any]:
+        return {"v": 1, "type": kind, "request_id": self.request_id, "content": content}
+
+    def _oversize(self, size: int) -> str:
+        """One valid text frame whose line is exactly ``size`` bytes (when it fits)."""
+        bare = _dumps(self._scoped("text", ""))
+        pad = max(0, size - len(bare.encode("utf-8")))
+        return _dumps(self._scoped("text", "x" * pad))
+
+    def _tool(self, step: Step) -> None:
+        self.tools += 1
+        call_id = str(step.get("id") or f"call_{self.tools}")
+        kind = step.get("tool")
+        failed = bool(step.get("is_error"))
+        if kind == "write":
+            name = "write_file"
+            path = str(step.get("path") or "output.txt")
+            content = str(step.get("content", ""))
+            arguments: dict[str, Any] = {"path": path, "content": content}
+            output = str(step.get("output") or f"Wrote {path}")
+        elif kind == "shell":
+            name = "bash"
+            arguments = {"command": str(step.get("command", ""))}
+            output = str(step.get("output", ""))
+        else:
+            name = str(step.get("name") or "lookup")
+            raw_input = step.get("input")
+            arguments = dict(raw_input) if isinstance(raw_input, dict) else {}
+            output = str(step.get("output", ""))
+        self._frame(
+            {"type": "tool_call", "call_id": call_id, "name": name, "arguments": _dumps(arguments)}
+        )
+        if kind == "write" and not failed:
+            try:
+                self.run.write_file(str(arguments["path"]), str(arguments["content"]))
+            except (ValueError, OSError):
+                # seed 001 §14: the official workspace confinement refuses the write.
+                failed = True
+                output = "Refused: the path is outside the workspace."
+        self._frame(
+            {
+                "type": "tool_result",
+                "call_id": call_id,
+                "name": name,
+                "output": output,
+                "is_error": failed,
+            }
+        )
+
+    def _usage(self, step: Step) -> None:
+        frame: dict[str, Any] = {
+            "type": "usage",
+            "provider": PROVIDER,
+            "model": self.model,
+            "input_tokens": int(step.get("input_tokens", 0)),
+            "output_tokens": int(step.get("output_tokens", 0)),
+        }
+        if step.get("cached_read_tokens") is not None:
+            frame["cache_read_tokens"] = int(step.get("cached_read_tokens"))
+        if step.get("cached_write_tokens") is not None:
+            frame["cache_write_tokens"] = int(step.get("cached_write_tokens"))
+        self._frame(frame)
+
+
+def _raw_lines(fd: int) -> Iterator[bytes | None]:
+    """Lines (without ``\\n`` and one ``\\r``) read with ``os.read``; ``None`` at EOF."""
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            if pending:
+                yield pending.rstrip(b"\r")
+            yield None
+            return
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            yield line.rstrip(b"\r")
+
+
+def _model_entry(model: Any) -> dict[str, Any] | None:
+    if not isinstance(model, dict):
+        return None
+    for entry in MODELS:
+        if entry["provider"] == model.get("provider") and entry["id"] == model.get("id"):
+            return dict(entry)
+    return None
+
+
+def _command_problem(frame: Any) -> str | None:
+    """Why ``frame`` is not a generation-1 host command (seed 001 §6), naming the field only."""
+    if not isinstance(frame, dict):
+        return "a command must be a JSON object"
+    if frame.get("v") != 1 or isinstance(frame.get("v"), bool):
+        return "v must equal 1"
+    kind = frame.get("type")
+    if kind not in ("execute", "cancel"):
+        return "type must be execute or cancel"
+    request_id = frame.get("request_id")
+    if not isinstance(request_id, str) or not request_id:
+        return "request_id must be a non-empty string"
+    if kind == "cancel":
+        return None
+    cwd = frame.get("cwd")
+    if not isinstance(cwd, str) or not _ABSOLUTE.match(cwd):
+        return "cwd must be an absolute path"
+    if not isinstance(frame.get("prompt"), str):
+        return "prompt must be a string"
+    for key in ("resume_session_id", "reasoning_effort"):
+        if key in frame and (not isinstance(frame[key], str) or not frame[key]):
+            return f"{key} must be a non-empty string"
+    servers = frame.get("mcp_servers")
+    if not isinstance(servers, list) or not all(isinstance(s, dict) for s in servers):
+        return "mcp_servers must be an array of objects"
+    if "model" in frame:
+        model = frame["model"]
+        if not isinstance(model, dict) or not all(
+            isinstance(model.get(k), str) and model.get(k) for k in ("provider", "id")
+        ):
+            return "model must be {provider, id}"
+    return None
+
+
+def _version_output() -> str:
+    """``dsh --version``; ``FAKE_CLI_VERSION`` overrides it (read when the fake starts)."""
+    return os.environ.get("FAKE_CLI_VERSION") or DSH_VERSION
+
+
+SPEC = CliSpec(
+    agent_id="deepseek-harness",
+    prog="dsh",
+    version_output=_version_output(),
+    grammar=_grammar,
+    style="commander",
+    run=_main,
+    version_args=(("--version",), ("-V",)),
+    help_args=(("--help",), ("-h",)),
+    help_text=_HELP,
+    optional_flags=("--models",),
+    # --models depends on the installed profile (missing -> exit 1), which a static
+    # CliSpec answer cannot express; the emulator answers it after argv parsing.
+    models_args=None,
+)
+
+SPECS: dict[str, CliSpec] = {"deepseek-harness": SPEC}
