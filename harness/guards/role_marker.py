@@ -109,6 +109,16 @@ class RoleMarkerGuard:
         if self._contaminated or not text:
             return ""
         tail = self._tail
+        if not self._pending and "#" not in text and "#" not in tail:
+            # Fast path, exactly equivalent to the general one: every pattern needs
+            # "##", so with no "#" in tail + text nothing can match or be withheld.
+            full = tail + text
+            if len(full) > TAIL_BUFFER_SIZE:
+                self._tail = full[-TAIL_BUFFER_SIZE:]
+                self._first_chunk = False
+            else:
+                self._tail = full
+            return text
         emitted = len(tail)
         buffer = tail + self._pending + text
         if self._first_chunk:
