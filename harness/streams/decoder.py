@@ -94,22 +94,36 @@ class LineDecoder:
         if not data:
             return out
         parts = data.split(b"\n")
-        last = len(parts) - 1
-        for index, part in enumerate(parts):
-            if index == last:
-                self._append_partial(part)
-                break
-            if self._head is not None:
-                size = len(self._head) + self._discarded + len(part)
-                out.append(OversizeLine(self._decode(self._head), size))
-                self._head = None
-                self._discarded = 0
-            elif self._buf:
-                self._buf += part
-                out.append(self._complete(bytes(self._buf)))
-                self._buf.clear()
-            else:
-                out.append(self._complete(part))
+        if len(parts) == 1:
+            self._append_partial(parts[0])
+            return out
+        # The first part completes whatever was buffered from earlier chunks.
+        first = parts[0]
+        if self._head is not None:
+            size = len(self._head) + self._discarded + len(first)
+            out.append(OversizeLine(self._decode(self._head), size))
+            self._head = None
+            self._discarded = 0
+        elif self._buf:
+            self._buf += first
+            out.append(self._complete(bytes(self._buf)))
+            self._buf.clear()
+        else:
+            out.append(self._complete(first))
+        # Whole lines inside this chunk: the hot loop, kept free of attribute lookups.
+        limit = self._max
+        append = out.append
+        new_line = tuple.__new__
+        for index in range(1, len(parts) - 1):
+            part = parts[index]
+            size = len(part)
+            if size > limit:
+                append(OversizeLine(self._decode(part[: self._head_bytes]), size))
+                continue
+            if part[-1:] == b"\r":
+                part = part[:-1]
+            append(new_line(Line, (part.decode("utf-8", "replace"), size, False)))
+        self._append_partial(parts[-1])
         return out
 
     def finish(self) -> list[DecodedItem]:

@@ -53,6 +53,9 @@ def is_powershell_error_record(tool_name: str, output: object) -> bool:
     """True for bash/shell output that carries a PowerShell ErrorRecord (OPENCODE-ISERROR-001)."""
     if tool_name.lower() not in ("bash", "shell") or not isinstance(output, str):
         return False
+    # Both patterns need these words; a substring test rules most output out cheaply.
+    if "CategoryInfo" not in output or "FullyQualifiedErrorId" not in output:
+        return False
     return bool(_CATEGORY_INFO.search(output) and _FULLY_QUALIFIED_ERROR_ID.search(output))
 
 
@@ -174,8 +177,10 @@ class OpenCodeHandler:
             self._emit(
                 ToolUse(id=call_id, name=tool, input=nullish(safe_parse_json(raw_input), raw_input))
             )
-        result = tool_result_of(tool, state_part) if state_part is not None else None
-        if result is not None and key not in self._tool_results:
+        if state_part is None or key in self._tool_results:
+            return
+        result = tool_result_of(tool, state_part)
+        if result is not None:
             self._tool_results.add(key)
             self._emit(
                 ToolResult(tool_use_id=call_id, content=result.content, is_error=result.is_error)
