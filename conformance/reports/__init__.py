@@ -1,0 +1,185 @@
+"""The four reports of a :class:`~conformance.verdicts.Verdict` (design §Conformance model).
+
+* :mod:`.json_report` — every outcome, machine-readable, schema'd (``report.schema.json``).
+* :mod:`.junit` — JUnit XML for CI: one testsuite per def, one testcase per rule.
+* :mod:`.html` — one self-contained page: the defs × rules matrix, evidence on click.
+* :mod:`.terminal` — a compact verdict table, coloured on a TTY.
+
+Each module has ``render(verdict, meta) -> str``; :func:`write_reports` writes the
+file kinds into a directory. The time and tool version come in through
+:class:`ReportMeta`: the writers never read a clock.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.evidence import Direction, Evidence
+from conformance.verdicts import Cell, Disposition, Verdict
+
+__all__ = [
+    "ARROWS",
+    "FILE_KINDS",
+    "FILE_NAMES",
+    "LABELS",
+    "MEANINGS",
+    "SYMBOLS",
+    "ReportMeta",
+    "cell_text",
+    "evidence_text",
+    "write_reports",
+]
+
+#: What each disposition is called in every report.
+LABELS: dict[Disposition, str] = {
+    Disposition.FAIL: "FAIL",
+    Disposition.STALE: "STALE BASELINE",
+    Disposition.NOT_TESTED: "NOT TESTED",
+    Disposition.FLAKY: "FLAKY",
+    Disposition.EXPECTED_FAIL: "EXPECTED FAIL",
+    Disposition.PASS: "PASS",
+    Disposition.SKIPPED: "SKIPPED",
+}
+
+#: One glyph per disposition, so no report tells them apart by colour alone.
+SYMBOLS: dict[Disposition, str] = {
+    Disposition.FAIL: "✗",
+    Disposition.STALE: "⟳",
+    Disposition.NOT_TESTED: "?",
+    Disposition.FLAKY: "≈",
+    Disposition.EXPECTED_FAIL: "⊘",
+    Disposition.PASS: "✓",
+    Disposition.SKIPPED: "–",
+}
+
+#: What a disposition means, for legends.
+MEANINGS: dict[Disposition, str] = {
+    Disposition.FAIL: "the rule is broken",
+    Disposition.STALE: "passes, but the baseline still lists it: remove the entry",
+    Disposition.NOT_TESTED: "applies, but no check could run",
+    Disposition.FLAKY: "failed, then passed on a solo re-run (listed flaky)",
+    Disposition.EXPECTED_FAIL: "fails, and the baseline lists it as a known gap",
+    Disposition.PASS: "the rule holds",
+    Disposition.SKIPPED: "does not apply here",
+}
+
+#: Arrows for transcript frames: what the host sent, what the CLI wrote.
+ARROWS: dict[Direction, str] = {
+    Direction.STDIN: "→",
+    Direction.STDOUT: "←",
+    Direction.STDERR: "⚠",
+}
+
+#: File name per file report kind.
+FILE_NAMES: dict[str, str] = {
+    "json": "conformance.json",
+    "junit": "conformance.junit.xml",
+    "html": "conformance.html",
+}
+FILE_KINDS: tuple[str, ...] = tuple(FILE_NAMES)
+
+
+@dataclass(frozen=True)
+class ReportMeta:
+    """What a report says about the run besides the verdict."""
+
+    tool_version: str
+    #: When the run finished; must be timezone-aware.
+    generated_at: _dt.datetime
+    title: str = "Conformance report"
+    #: The command that produced the run, e.g. ``("harness", "conform", "--agent", "claude")``.
+    command: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.generated_at.tzinfo is None:
+            raise ValueError("ReportMeta.generated_at must be timezone-aware")
+        if not self.tool_version:
+            raise ValueError("ReportMeta.tool_version must not be empty")
+
+    @property
+    def timestamp(self) -> str:
+        """ISO 8601 in UTC, e.g. ``2026-08-20T12:00:00Z``."""
+        utc = self.generated_at.astimezone(_dt.timezone.utc)
+        return utc.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line for line in text.splitlines()) if text else prefix
+
+
+def evidence_text(evidence: Evidence) -> str:
+    """Evidence as plain text (JUnit ``system-out``, terminal detail)."""
+    parts = [f"evidence: {evidence.summary}"]
+    if evidence.expected:
+        parts += ["expected:", _indent(evidence.expected)]
+    if evidence.actual:
+        parts += ["actual:", _indent(evidence.actual)]
+    if evidence.transcript_slice:
+        head = f"transcript ({len(evidence.transcript_slice)} frames"
+        if evidence.omitted_frames:
+            head += f"; {evidence.omitted_frames} earlier frames omitted"
+        parts.append(head + "):")
+        for frame in evidence.transcript_slice:
+            lines = frame.data.splitlines() or [""]
+            lead = f"  {ARROWS[frame.dir]} {frame.dir.value:<6} | "
+            parts.append(lead + lines[0])
+            parts += [" " * len(lead) + line for line in lines[1:]]
+    if evidence.stderr_tail:
+        head = "stderr tail"
+        if evidence.stderr_omitted_chars:
+            head += f" ({evidence.stderr_omitted_chars} earlier characters omitted)"
+        parts += [head + ":", _indent(evidence.stderr_tail)]
+    parts += ["reproduce:", _indent(evidence.repro_command)]
+    return "\n".join(parts)
+
+
+def cell_text(verdict: Verdict, cell: Cell) -> str:
+    """Everything known about one cell as plain text."""
+    rule = verdict.rules[cell.rule_id]
+    run = "fails the run" if cell.fails_run else "does not fail the run"
+    parts = [
+        f"{cell.def_id} × {cell.rule_id} ({rule.tier.value}): {rule.statement}",
+        f"citation: {rule.citation}",
+        f"verdict: {LABELS[cell.disposition]} ({run})"
+        + (f" — {cell.reason}" if cell.reason else ""),
+    ]
+    for entry in cell.baseline_entries:
+        note = f" — {entry.note}" if entry.note else ""
+        parts.append(f"baseline: {entry.text} ({entry.where}){note}")
+    for entry in cell.flaky_entries:
+        parts.append(f"flaky list: {entry.text} ({entry.where})")
+    if cell.outcomes:
+        parts.append("outcomes:")
+        for o in cell.outcomes:
+            name = o.scenario or "(check)"
+            reason = f" — {o.reason}" if o.reason else ""
+            parts.append(
+                f"  {name} attempt {o.attempt}: {o.status.value} ({o.duration_ms:.0f} ms){reason}"
+            )
+    if cell.evidence is not None:
+        parts.append(evidence_text(cell.evidence))
+    return "\n".join(parts)
+
+
+def write_reports(
+    verdict: Verdict, meta: ReportMeta, kinds: Iterable[str], out_dir: str | Path
+) -> dict[str, Path]:
+    """Write each file report kind (``json``, ``junit``, ``html``) into ``out_dir``."""
+    from conformance.reports import html, json_report, junit
+
+    renderers = {"json": json_report.render, "junit": junit.render, "html": html.render}
+    wanted = list(dict.fromkeys(kinds))
+    unknown = [k for k in wanted if k not in renderers]
+    if unknown:
+        raise ValueError(f"unknown report kind(s) {unknown}; known: {', '.join(FILE_KINDS)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for kind in wanted:
+        path = out / FILE_NAMES[kind]
+        path.write_text(renderers[kind](verdict, meta), encoding="utf-8", newline="\n")
+        written[kind] = path
+    return written
