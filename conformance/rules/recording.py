@@ -1,0 +1,95 @@
+"""Rules of recordings (format v1) and of replaying them (``harness replay``).
+
+Enforced by ``harness/record.py`` (model, writer, reader), ``harness/scrub.py``
+(secrets and path placeholders), ``harness/replay.py`` (the replay engine) and
+``harness/commands/replay.py`` (the command); proved by ``tests/recording/``.
+"""
+
+from __future__ import annotations
+
+from conformance.rules import Rule, Tier
+
+_TWO_WAY = ("acp-json-rpc", "pi-rpc", "dsh-profile-jsonl", "codex-app-server")
+
+
+def _rule(rule_id: str, statement: str, citation: str, formats: tuple[str, ...] = ("*",)) -> Rule:
+    return Rule(rule_id, Tier.MANDATORY, statement, citation, formats)
+
+
+RULES = (
+    _rule(
+        "RECORD-FORMAT-001",
+        "A recording is JSON Lines: a version-1 header, one line per chunk (time offset, "
+        "direction, data), and an exit line last; every line validates against "
+        "recording-v1.schema.json.",
+        "design §Recordings",
+    ),
+    _rule(
+        "RECORD-BYTES-001",
+        "Every chunk is kept with its boundaries and its exact bytes; bytes that are not "
+        "UTF-8 are stored as base64, so writing and reading a recording is lossless.",
+        "design §Recordings",
+    ),
+    _rule(
+        "RECORD-PATHS-001",
+        "The run's cwd, home and temp directories are written as {cwd}, {home}, {tmp} in "
+        "argv, env and data, and restored on replay; literal placeholder text survives the "
+        "round trip.",
+        "design §Recordings",
+    ),
+    _rule(
+        "RECORD-SECRET-ENV-001",
+        "An env var whose name looks like a key, token, secret, password, credential or auth "
+        "is written with its value replaced by <redacted>.",
+        "seed 001 §11",
+    ),
+    _rule(
+        "RECORD-SECRET-SHAPE-001",
+        "Key-shaped text (sk-, sk-ant-, ghp_/gho_/github_pat_, AKIA, xoxb-/xoxp-, AIza, "
+        "Bearer tokens, JWTs) is redacted wherever it appears in argv, env or data.",
+        "seed 001 §14",
+    ),
+    _rule(
+        "RECORD-SECRET-LITERAL-001",
+        "The value of every secret env var of the recorded run never appears in the "
+        "recording, even when it arrives split across chunks.",
+        "seed 001 §11",
+    ),
+    _rule(
+        "RECORD-READ-001",
+        "Reading a recording that is not format v1 raises a typed RecordingError naming the "
+        "file and the line; another format version asks for the recording to be regenerated.",
+        "design §Recordings",
+    ),
+    _rule(
+        "REPLAY-CHUNK-001",
+        "Replaying a recording gives the same events whether stdout is fed as recorded, by "
+        "line, byte by byte, or at random cuts.",
+        "design §Principles",
+    ),
+    _rule(
+        "REPLAY-FRAMES-001",
+        "Replaying a two-way recording, the session sends the frames the recorded stdin holds, "
+        "modulo ids, paths and timestamps; a difference is a failed verdict.",
+        "design §Recordings",
+        _TWO_WAY,
+    ),
+    _rule(
+        "REPLAY-STATUS-001",
+        "A replay ends as the recording's header expects, or completed (or cancelled) for a "
+        "two-way recording that states no expectation.",
+        "design §Recordings",
+    ),
+    _rule(
+        "REPLAY-TIMING-001",
+        "With timing, each piece of stdout is delivered no earlier than the recorded offset of "
+        "its last byte, measured by an injectable clock.",
+        "design §Recordings",
+    ),
+    _rule(
+        "REPLAY-CLI-001",
+        "harness replay replays a file or every recording under a directory, prints events and "
+        "one verdict line per rule checked, and exits non-zero on any failure.",
+        "design §Who uses it",
+    ),
+)

@@ -1,0 +1,611 @@
+"""Recording format v1: the model, a sans-IO writer and a strict reader.
+
+A recording (design §Recordings; schema ``harness/schemas/recording-v1.schema.json``)
+is one JSON Lines file:
+
+1. a header: ``{"format": "adapter-harness-recording", "version": 1, "agent",
+   "stream_format", "event_parser", "transport", "argv", "prompt_delivery",
+   "platform", "cli_version", "env", "created"?, "expect"?}``; ``argv`` and ``env``
+   are scrubbed (:mod:`harness.scrub`);
+2. one line per chunk, in the order the runner saw them: ``{"t": <ms since start>,
+   "dir": "stdout"|"stderr"|"stdin", "data": <text>}``, or ``"b64": <base64>``
+   instead of ``"data"`` when the chunk's bytes are not valid UTF-8 (rule
+   RECORD-BYTES-001: every byte is kept, and so is every chunk boundary);
+3. the exit: ``{"exit": {"code": int|null, "signal": str|null, "duration_ms": n}}``.
+
+``expect`` (optional) pins how a replay of the recording must end, for recordings
+that show a failure on purpose: ``{"status": "completed"|"failed"|"cancelled",
+"error_code"?: str, "error_rule"?: str}`` (rule REPLAY-STATUS-001).
+
+Data and header strings hold the placeholders ``{cwd}``, ``{home}``, ``{tmp}``
+until :func:`restore_paths` puts real directories back (rule RECORD-PATHS-001).
+
+The writer (:class:`RecordingWriter`) never touches a file: the runner writes what
+:meth:`~RecordingWriter.chunk` and :meth:`~RecordingWriter.exit` return. It may
+return a chunk's line later than the call that gave the chunk (a secret may be
+cut across chunks; see :class:`harness.scrub.StreamScrubber`), but always in the
+order the chunks were given.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import enum
+import json
+import math
+import signal as _signal
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.defs.types import AgentDef, PromptDelivery
+from harness.errors import HarnessError
+from harness.scrub import DEFAULT_MAX_HOLD, Scrubber, StreamScrubber, restore_bytes, restore_text
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "Chunk",
+    "Direction",
+    "ExitInfo",
+    "Expectation",
+    "Recording",
+    "RecordingError",
+    "RecordingHeader",
+    "RecordingVersionError",
+    "RecordingWriter",
+    "format_recording",
+    "load_recording",
+    "parse_recording",
+    "restore_paths",
+]
+
+FORMAT_NAME = "adapter-harness-recording"
+FORMAT_VERSION = 1
+
+#: A direction's queued raw bytes above which held-back chunks are released anyway.
+DEFAULT_MAX_QUEUE = 4 * 1024 * 1024
+
+
+class Direction(str, enum.Enum):
+    STDOUT = "stdout"
+    STDERR = "stderr"
+    STDIN = "stdin"
+
+
+_STATUSES = ("completed", "failed", "cancelled")
+
+
+class RecordingError(HarnessError):
+    """A recording that cannot be read: names the file and the 1-based line (RECORD-READ-001)."""
+
+    code = "RECORDING_INVALID"
+
+    def __init__(self, source: str, line: int | None, problem: str) -> None:
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {problem}", rule="RECORD-READ-001")
+        self.source = source
+        self.line = line
+        self.problem = problem
+
+
+class RecordingVersionError(RecordingError):
+    """A recording of another format version: regenerate it (style anchors §14)."""
+
+    code = "RECORDING_VERSION"
+
+
+# -- the model -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """How a replay of this recording must end (REPLAY-STATUS-001)."""
+
+    status: str
+    error_code: str | None = None
+    error_rule: str | None = None
+
+    def to_json(self) -> dict[str, str]:
+        out = {"status": self.status}
+        if self.error_code is not None:
+            out["error_code"] = self.error_code
+        if self.error_rule is not None:
+            out["error_rule"] = self.error_rule
+        return out
+
+
+@dataclass(frozen=True)
+class RecordingHeader:
+    agent: str
+    stream_format: str
+    event_parser: str | None
+    transport: str
+    argv: tuple[str, ...]
+    prompt_delivery: str
+    platform: str
+    cli_version: str | None
+    env: Mapping[str, str] = field(default_factory=dict)
+    #: ISO-8601 time the recording was made (optional; no clock is read here).
+    created: str | None = None
+    expect: Expectation | None = None
+
+    @classmethod
+    def from_def(
+        cls,
+        defn: AgentDef,
+        *,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        platform: str,
+        cli_version: str | None = None,
+        created: str | None = None,
+    ) -> RecordingHeader:
+        """The header of a run of ``defn`` (already seen through its transport, e.g.
+        :func:`harness.defs.transport.select_transport`) spawned as ``argv`` with ``env``.
+        Nothing is scrubbed here: :class:`RecordingWriter` does that."""
+        return cls(
+            agent=defn.id,
+            stream_format=defn.stream_format,
+            event_parser=defn.event_parser,
+            transport=defn.transport_name,
+            argv=tuple(argv),
+            prompt_delivery=defn.prompt_delivery.value,
+            platform=platform,
+            cli_version=cli_version,
+            env=dict(env),
+            created=created,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "agent": self.agent,
+            "stream_format": self.stream_format,
+            "event_parser": self.event_parser,
+            "transport": self.transport,
+            "argv": list(self.argv),
+            "prompt_delivery": self.prompt_delivery,
+            "platform": self.platform,
+            "cli_version": self.cli_version,
+            "env": dict(self.env),
+        }
+        if self.created is not None:
+            out["created"] = self.created
+        if self.expect is not None:
+            out["expect"] = self.expect.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class Chunk:
+    t_ms: float
+    direction: Direction
+    data: bytes
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"t": _number(self.t_ms), "dir": self.direction.value}
+        try:
+            out["data"] = self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            out["b64"] = base64.b64encode(self.data).decode("ascii")
+        return out
+
+
+@dataclass(frozen=True)
+class ExitInfo:
+    code: int | None
+    signal: str | None
+    duration_ms: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exit": {
+                "code": self.code,
+                "signal": self.signal,
+                "duration_ms": _number(self.duration_ms),
+            }
+        }
+
+
+@dataclass(frozen=True)
+class Recording:
+    header: RecordingHeader
+    chunks: tuple[Chunk, ...]
+    exit: ExitInfo
+    #: Where it was read from (for messages), when it was.
+    source: str | None = None
+    #: True while data and header strings still hold ``{cwd}``-style placeholders.
+    placeholders: bool = True
+
+    def stream(self, direction: Direction | str) -> bytes:
+        """Every byte of one direction, in order."""
+        wanted = Direction(direction)
+        return b"".join(c.data for c in self.chunks if c.direction is wanted)
+
+    def chunks_of(self, direction: Direction | str) -> list[Chunk]:
+        wanted = Direction(direction)
+        return [c for c in self.chunks if c.direction is wanted]
+
+
+def _number(value: float) -> int | float:
+    rounded = round(float(value), 3)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def _dumps(obj: Any) -> str:
+    """One JSON line. Line and paragraph separators are escaped so that no JSONL reader
+    that splits on them (``str.splitlines``, wire §A.0) breaks a record; a lone surrogate
+    (an argv that was not UTF-8) falls back to ``\\uXXXX`` escapes."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+
+
+def format_recording(recording: Recording) -> str:
+    """The whole file for an already scrubbed recording (hand-written corpora, tests)."""
+    lines = [recording.header.to_json(), *(c.to_json() for c in recording.chunks)]
+    lines.append(recording.exit.to_json())
+    return "".join(_dumps(obj) + "\n" for obj in lines)
+
+
+# -- the writer ------------------------------------------------------------------------------------
+
+
+def _signal_name(value: int | str | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    try:
+        return _signal.Signals(value).name
+    except ValueError:
+        return f"SIG{value}"
+
+
+@dataclass
+class _Slot:
+    key: int
+    t_ms: float
+    direction: Direction
+    size: int
+    data: bytes | None = None
+
+
+class RecordingWriter:
+    """Builds a recording line by line as a run happens (sans-IO; the caller writes).
+
+    The runner calls, in order::
+
+        writer = RecordingWriter(header, cwd=cwd, home=home, tmp=tmp)
+        out.write(writer.header_line())            # optional: chunk()/exit() emit it too
+        out.write(writer.chunk("stdout", data, t_ms))   # for every chunk, any direction
+        out.write(writer.exit(code, signal, duration_ms))
+
+    ``header`` carries the run's real argv and env; the writer scrubs both and uses
+    the env's secret values to redact the data (:class:`~harness.scrub.Scrubber`).
+    ``cwd``/``home``/``tmp`` become placeholders. Every method returns zero or more
+    complete lines (``""`` when a chunk is held back).
+    """
+
+    def __init__(
+        self,
+        header: RecordingHeader,
+        *,
+        cwd: str | None = None,
+        home: str | None = None,
+        tmp: str | None = None,
+        secrets: Iterable[str] = (),
+        max_hold: int = DEFAULT_MAX_HOLD,
+        max_queue: int = DEFAULT_MAX_QUEUE,
+    ) -> None:
+        self._scrubber = Scrubber(
+            env=header.env, paths={"cwd": cwd, "home": home, "tmp": tmp}, secrets=secrets
+        )
+        self.header = replace(
+            header,
+            argv=tuple(self._scrubber.scrub_text(a) for a in header.argv),
+            env=self._scrubber.scrub_env(header.env),
+        )
+        self._streams = {d: StreamScrubber(self._scrubber, max_hold=max_hold) for d in Direction}
+        self._queue: deque[_Slot] = deque()
+        self._slots: dict[int, _Slot] = {}
+        self._queued = 0
+        self._max_queue = max_queue
+        self._next_key = 0
+        self._header_sent = False
+        self._closed = False
+
+    def header_line(self) -> str:
+        """The scrubbed header line (once; later calls return ``""``)."""
+        if self._header_sent:
+            return ""
+        self._header_sent = True
+        return _dumps(self.header.to_json()) + "\n"
+
+    def chunk(self, direction: Direction | str, data: bytes, t_ms: float) -> str:
+        """Record ``data`` read from (or written to) ``direction`` at ``t_ms`` after start."""
+        if self._closed:
+            raise ValueError("chunk() after exit(): the recording is complete")
+        where = Direction(direction)
+        if not math.isfinite(t_ms) or t_ms < 0:
+            raise ValueError(f"t_ms must be a finite number >= 0, got {t_ms!r}")
+        out = self.header_line()
+        if not data:
+            return out
+        slot = _Slot(self._next_key, float(t_ms), where, len(data))
+        self._next_key += 1
+        self._queue.append(slot)
+        self._slots[slot.key] = slot
+        self._queued += len(data)
+        self._settle(self._streams[where].push(slot.key, bytes(data)))
+        while self._queued > self._max_queue and self._queue and self._queue[0].data is None:
+            # Bounded memory: release the direction that holds the oldest chunk back.
+            self._settle(self._streams[self._queue[0].direction].flush())
+        return out + self._drain()
+
+    def exit(self, code: int | None, signal: int | str | None, duration_ms: float) -> str:
+        """Release every held chunk, then the exit line. The recording is then complete."""
+        if self._closed:
+            raise ValueError("exit() called twice")
+        if not math.isfinite(duration_ms) or duration_ms < 0:
+            raise ValueError(f"duration_ms must be a finite number >= 0, got {duration_ms!r}")
+        out = self.header_line()
+        for stream in self._streams.values():
+            self._settle(stream.flush())
+        out += self._drain()
+        self._closed = True
+        return (
+            out + _dumps(ExitInfo(code, _signal_name(signal), float(duration_ms)).to_json()) + "\n"
+        )
+
+    def _settle(self, released: Sequence[tuple[int, bytes]]) -> None:
+        for key, data in released:
+            self._slots.pop(key).data = data
+
+    def _drain(self) -> str:
+        lines: list[str] = []
+        while self._queue and self._queue[0].data is not None:
+            slot = self._queue.popleft()
+            self._queued -= slot.size
+            assert slot.data is not None
+            # A chunk emptied by a redaction that began in the chunk before keeps its line:
+            # the boundary and the time stay in the recording (RECORD-BYTES-001).
+            lines.append(_dumps(Chunk(slot.t_ms, slot.direction, slot.data).to_json()) + "\n")
+        return "".join(lines)
+
+
+# -- the reader ---------------------------------------------------------------------------------
+
+_HEADER_REQUIRED = (
+    "format",
+    "version",
+    "agent",
+    "stream_format",
+    "event_parser",
+    "transport",
+    "argv",
+    "prompt_delivery",
+    "platform",
+    "cli_version",
+    "env",
+)
+_HEADER_KEYS = frozenset({*_HEADER_REQUIRED, "created", "expect"})
+#: seed 002 §6.2: how the prompt reaches the CLI (``PromptDelivery`` values).
+_DELIVERIES = frozenset(p.value for p in PromptDelivery)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, line: int | None, problem: str) -> RecordingError:
+        return RecordingError(self.source, line, problem)
+
+    def string(
+        self,
+        obj: Mapping[str, Any],
+        key: str,
+        line: int,
+        *,
+        null: bool = False,
+        nonempty: bool = False,
+    ) -> Any:
+        value = obj.get(key)
+        if (isinstance(value, str) and (value or not nonempty)) or (null and value is None):
+            return value
+        kind = "a non-empty string" if nonempty else "a string"
+        raise self.fail(line, f"{key!r} must be {kind}{' or null' if null else ''}, got {value!r}")
+
+    def number(self, obj: Mapping[str, Any], key: str, line: int) -> float:
+        value = obj.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise self.fail(line, f"{key!r} must be a number >= 0, got {value!r}")
+        return float(value)
+
+    def only(self, obj: Mapping[str, Any], keys: Iterable[str], line: int, what: str) -> None:
+        extra = sorted(set(obj) - set(keys))
+        if extra:
+            raise self.fail(line, f"unknown key(s) in the {what}: {extra}")
+
+    def header(self, obj: dict[str, Any], line: int) -> RecordingHeader:
+        if obj.get("format") != FORMAT_NAME:
+            raise self.fail(
+                line, f"not a recording: 'format' is {obj.get('format')!r}, not {FORMAT_NAME!r}"
+            )
+        version = obj.get("version")
+        if version != FORMAT_VERSION:
+            raise RecordingVersionError(
+                self.source,
+                line,
+                f"recording format version {version!r}; this harness reads version "
+                f"{FORMAT_VERSION}: re-record it",
+            )
+        missing = [k for k in _HEADER_REQUIRED if k not in obj]
+        if missing:
+            raise self.fail(line, f"the header lacks {missing}")
+        self.only(obj, _HEADER_KEYS, line, "header")
+        argv = obj["argv"]
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            raise self.fail(line, f"'argv' must be a list of strings, got {argv!r}")
+        env = obj["env"]
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            raise self.fail(line, f"'env' must map names to strings, got {env!r}")
+        created = obj.get("created")
+        if created is not None and not isinstance(created, str):
+            raise self.fail(line, f"'created' must be a string, got {created!r}")
+        delivery = obj["prompt_delivery"]
+        if delivery not in _DELIVERIES:
+            raise self.fail(
+                line, f"'prompt_delivery' must be one of {sorted(_DELIVERIES)}, got {delivery!r}"
+            )
+        return RecordingHeader(
+            agent=self.string(obj, "agent", line, nonempty=True),
+            stream_format=self.string(obj, "stream_format", line, nonempty=True),
+            event_parser=self.string(obj, "event_parser", line, null=True),
+            transport=self.string(obj, "transport", line, nonempty=True),
+            argv=tuple(argv),
+            prompt_delivery=delivery,
+            platform=self.string(obj, "platform", line, nonempty=True),
+            cli_version=self.string(obj, "cli_version", line, null=True),
+            env=dict(env),
+            created=created,
+            expect=self.expectation(obj.get("expect"), line),
+        )
+
+    def expectation(self, value: Any, line: int) -> Expectation | None:
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.fail(line, f"'expect' must be an object, got {value!r}")
+        self.only(value, ("status", "error_code", "error_rule"), line, "expect object")
+        status = value.get("status")
+        if status not in _STATUSES:
+            raise self.fail(line, f"'expect.status' must be one of {_STATUSES}, got {status!r}")
+        return Expectation(
+            status=status,
+            error_code=self.string(value, "error_code", line, null=True),
+            error_rule=self.string(value, "error_rule", line, null=True),
+        )
+
+    def chunk(self, obj: dict[str, Any], line: int) -> Chunk:
+        self.only(obj, ("t", "dir", "data", "b64"), line, "chunk")
+        t_ms = self.number(obj, "t", line)
+        try:
+            direction = Direction(obj.get("dir"))
+        except ValueError:
+            raise self.fail(
+                line, f"'dir' must be stdout, stderr or stdin, got {obj.get('dir')!r}"
+            ) from None
+        if ("data" in obj) == ("b64" in obj):
+            raise self.fail(line, "a chunk has exactly one of 'data' and 'b64'")
+        if "data" in obj:
+            text = self.string(obj, "data", line)
+            try:
+                data = text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise self.fail(line, "'data' holds a lone surrogate; use 'b64'") from None
+        else:
+            encoded = self.string(obj, "b64", line)
+            try:
+                data = base64.b64decode(encoded, validate=True)
+            except (binascii.Error, ValueError):
+                raise self.fail(line, "'b64' is not valid base64") from None
+        return Chunk(t_ms, direction, data)
+
+    def exit(self, obj: dict[str, Any], line: int) -> ExitInfo:
+        self.only(obj, ("exit",), line, "exit line")
+        info = obj["exit"]
+        if not isinstance(info, dict):
+            raise self.fail(line, f"'exit' must be an object, got {info!r}")
+        self.only(info, ("code", "signal", "duration_ms"), line, "exit object")
+        code = info.get("code")
+        if (
+            "code" not in info
+            or isinstance(code, bool)
+            or not (code is None or isinstance(code, int))
+        ):
+            raise self.fail(line, f"'exit.code' must be an integer or null, got {code!r}")
+        if "signal" not in info:
+            raise self.fail(line, "'exit.signal' is missing")
+        return ExitInfo(
+            code=code,
+            signal=self.string(info, "signal", line, null=True),
+            duration_ms=self.number(info, "duration_ms", line),
+        )
+
+
+def parse_recording(data: bytes, source: str = "<recording>") -> Recording:
+    """Read a recording; raises :class:`RecordingError` naming ``source`` and the line."""
+    reader = _Reader(source)
+    raw_lines = data.split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":
+        raw_lines.pop()
+    if not raw_lines:
+        raise reader.fail(None, "empty file: no header line")
+    header: RecordingHeader | None = None
+    chunks: list[Chunk] = []
+    exit_info: ExitInfo | None = None
+    for number, raw_line in enumerate(raw_lines, start=1):
+        raw = raw_line[:-1] if raw_line.endswith(b"\r") else raw_line
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise reader.fail(number, "the line is not UTF-8") from None
+        if not text.strip():
+            raise reader.fail(number, "blank line")
+        try:
+            obj = json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, RecursionError) as exc:
+            raise reader.fail(number, f"not JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise reader.fail(number, f"a line must be a JSON object, got {type(obj).__name__}")
+        if exit_info is not None:
+            raise reader.fail(number, "a line after the exit line")
+        if header is None:
+            header = reader.header(obj, number)
+        elif "exit" in obj:
+            exit_info = reader.exit(obj, number)
+        else:
+            chunks.append(reader.chunk(obj, number))
+    assert header is not None
+    if exit_info is None:
+        raise reader.fail(len(raw_lines), "no exit line: the recording is truncated")
+    return Recording(header, tuple(chunks), exit_info, source=source)
+
+
+def load_recording(path: str | Path) -> Recording:
+    """Read and parse the recording at ``path``."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise RecordingError(str(path), None, exc.strerror or str(exc)) from exc
+    return parse_recording(data, str(path))
+
+
+# -- placeholders ----------------------------------------------------------------------------------
+
+
+def restore_paths(recording: Recording, *, cwd: str, home: str, tmp: str) -> Recording:
+    """The recording with ``{cwd}``, ``{home}``, ``{tmp}`` replaced by these directories in
+    argv, env values and every chunk (rule RECORD-PATHS-001). Restoring twice is refused:
+    the second pass would turn an escaped literal ``{!cwd}`` into a path."""
+    if not recording.placeholders:
+        raise ValueError("the recording's paths were already restored")
+    values = {"cwd": cwd, "home": home, "tmp": tmp}
+    header = replace(
+        recording.header,
+        argv=tuple(restore_text(a, values) for a in recording.header.argv),
+        env={k: restore_text(v, values) for k, v in recording.header.env.items()},
+    )
+    chunks = tuple(replace(c, data=restore_bytes(c.data, values)) for c in recording.chunks)
+    return replace(recording, header=header, chunks=chunks, placeholders=False)

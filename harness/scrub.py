@@ -1,0 +1,511 @@
+"""Scrubbing what a recording stores: secrets redacted, machine paths as placeholders.
+
+A recording (design §Recordings) is committed and shared, so what it holds must be
+safe and portable. Seed 001 §11: a secret "is never returned, masked, logged, placed in
+argv"; seed 001 §14: "Bounded stderr excludes prompts, credentials". This module is
+sans-IO: strings and bytes in, scrubbed strings and bytes out.
+
+**Secrets** (replaced by :data:`REDACTED`, never restored):
+
+* an env var whose *name* looks like a credential (:func:`is_secret_name`: keys,
+  tokens, secrets, passwords, credentials, auth) has its value replaced in the header
+  (rule RECORD-SECRET-ENV-001);
+* key-shaped text anywhere (:data:`SECRET_SHAPES`: ``sk-…``/``sk-ant-…``,
+  ``ghp_``/``gho_``/``github_pat_…``, ``AKIA…``, ``xoxb-``/``xoxp-…``, ``AIza…``,
+  ``Bearer <token>``, JWTs) is redacted (rule RECORD-SECRET-SHAPE-001);
+* the literal value of every secret env var of the recorded run (and its JSON-escaped
+  spelling) is redacted wherever it occurs, when it is at least
+  :data:`MIN_SECRET_LITERAL` bytes long: a shorter value (``1``, ``dev``) would make
+  ordinary words vanish (rule RECORD-SECRET-LITERAL-001).
+
+**Paths** (rule RECORD-PATHS-001): the run's cwd, home and temp directory are written
+as ``{cwd}``, ``{home}``, ``{tmp}`` (their JSON-escaped spelling, which differs on
+Windows, as ``{cwd:json}`` …) and restored on replay by :func:`restore_text` /
+:func:`restore_bytes`. A path matches only where the next character cannot continue a
+file name (``/home/al`` does not match inside ``/home/alice``); the longest path wins
+(a cwd under home is ``{cwd}``). The encoding is lossless: text that already reads
+``{cwd}`` is written ``{!cwd}``, ``{!cwd}`` as ``{!!cwd}``, and so on; restoring
+removes one ``!``.
+
+**Streams** (:class:`StreamScrubber`). A recording keeps chunk boundaries, and a
+secret may arrive cut in two (``sk-ab`` | ``cd…``). Redaction therefore runs on the
+concatenated bytes of one direction, never on one chunk: a chunk is released only when
+no secret, path or escape could still be in progress across its end. The tail that is
+held back is the shortest that covers (a) a trailing run of token characters, with a
+``Bearer`` and whitespace before it; (b) a trailing ``{`` that could start a
+placeholder-like text; (c) a trailing prefix of any literal (secret value or path).
+Each replacement is written in the chunk where the match starts; the chunks it spans
+lose the matched bytes, so the boundaries stay where they were. The hold is bounded by
+``max_hold`` bytes: a token run longer than that (e.g. base64 data) is released, and a
+secret cut exactly at that point could then be redacted in part only. Matching works on
+bytes (patterns are ASCII; literals are UTF-8), so a chunk that is not valid UTF-8 is
+scrubbed the same way.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULT_MAX_HOLD",
+    "MIN_SECRET_LITERAL",
+    "PLACEHOLDER_NAMES",
+    "REDACTED",
+    "SECRET_SHAPES",
+    "Scrubber",
+    "StreamScrubber",
+    "is_secret_name",
+    "restore_bytes",
+    "restore_text",
+]
+
+#: What a secret becomes (header env values and data alike).
+REDACTED = "<redacted>"
+_REDACTED_B = REDACTED.encode()
+
+#: The machine-specific directories a recording writes as ``{name}`` placeholders.
+PLACEHOLDER_NAMES = ("cwd", "home", "tmp")
+
+#: Secret env values shorter than this are not searched for in the data.
+MIN_SECRET_LITERAL = 8
+
+#: At most this many trailing bytes of one direction are held back waiting for more.
+DEFAULT_MAX_HOLD = 16 * 1024
+
+# -- secret names -----------------------------------------------------------------------------
+
+#: Substrings of an upper-cased env var name that make it a credential.
+_SECRET_SUBSTRINGS = (
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "APIKEY",
+    "API_KEY",
+    "ACCESS_KEY",
+    "PRIVATE_KEY",
+    "COOKIE",
+)
+#: Whole words (split on ``_``, ``-``, ``.``) that make a name a credential.
+_SECRET_WORDS = frozenset(
+    {"KEY", "KEYS", "AUTH", "AUTHORIZATION", "OAUTH", "PAT", "PWD", "PASS", "CREDS"}
+)
+#: Names that contain a secret word but are not secrets (the shell's working dirs).
+_NOT_SECRET = frozenset({"PWD", "OLDPWD"})
+
+
+def is_secret_name(name: str) -> bool:
+    """True when an env var named ``name`` holds a credential (rule RECORD-SECRET-ENV-001).
+
+    Keys, tokens, secrets, passwords, credentials and auth, in any case:
+    ``ANTHROPIC_API_KEY``, ``GH_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``DB_PASSWORD``,
+    ``GOOGLE_APPLICATION_CREDENTIALS``, ``NPM_CONFIG__AUTH``. Not ``PWD`` (the working
+    directory) nor ``GIT_AUTHOR_NAME`` (``AUTHOR`` is not the word ``AUTH``).
+    """
+    upper = name.upper()
+    if upper in _NOT_SECRET:
+        return False
+    if any(part in upper for part in _SECRET_SUBSTRINGS):
+        return True
+    words = re.split(r"[^A-Z0-9]+", upper)
+    return any(w in _SECRET_WORDS or w.endswith(("KEY", "KEYS")) for w in words if w)
+
+
+# -- secret shapes ------------------------------------------------------------------------------
+
+#: A run of bytes that may continue a key-shaped token (the ``Bearer`` token alphabet),
+#: matched on reversed data to find where a trailing run starts.
+_TOKEN_RUN = re.compile(rb"[A-Za-z0-9_\-.~+/=]+")
+_SPACE_RUN = re.compile(rb"[ \t\r\n\x0b\x0c]+")
+
+#: ``(what, pattern)``; the part of a match before the ``keep`` group's end is kept.
+#: Each pattern starts with its literal prefix (so ``re`` scans for it quickly) and then
+#: looks behind it, so a match never starts inside a longer word (``task-…`` is not
+#: ``sk-…``); the start of the data counts as a word boundary.
+SECRET_SHAPES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
+    # OpenAI (sk-, sk-proj-) and Anthropic (sk-ant-api03-…) keys.
+    ("sk- key", re.compile(rb"sk-(?<![A-Za-z0-9_]sk-)[A-Za-z0-9_-]{16,}")),
+    ("github token", re.compile(rb"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{20,}")),
+    (
+        "github fine-grained token",
+        re.compile(rb"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{20,}"),
+    ),
+    (
+        "aws access key id",
+        re.compile(rb"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    ),
+    ("slack token", re.compile(rb"xox[abposr]-(?<![A-Za-z0-9]xox[abposr]-)[A-Za-z0-9-]{10,}")),
+    ("google api key", re.compile(rb"AIza(?<![A-Za-z0-9_-]AIza)[0-9A-Za-z_-]{35,}")),
+    ("bearer token", re.compile(rb"(?i)(?P<keep>\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}")),
+    (
+        "jwt",
+        re.compile(rb"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
+    ),
+)
+#: Text every match of a shape contains (searched first: most data holds none of them).
+#: The bearer shape is searched for in lower-cased data.
+_SHAPE_HINTS: dict[str, tuple[bytes, ...]] = {
+    "sk- key": (b"sk-",),
+    "github token": (b"gh",),
+    "github fine-grained token": (b"github_pat_",),
+    "aws access key id": (b"AKIA", b"ASIA"),
+    "slack token": (b"xox",),
+    "google api key": (b"AIza",),
+    "bearer token": (b"bearer",),
+    "jwt": (b"eyJ",),
+}
+
+# -- placeholders -------------------------------------------------------------------------------
+
+_NAMES_ALT = "|".join(PLACEHOLDER_NAMES)
+#: A placeholder (no ``!``) or an escaped literal (one or more ``!``).
+_PLACEHOLDER_STR = re.compile(r"\{(!*)(" + _NAMES_ALT + r")(:json)?\}")
+_PLACEHOLDER_BYTES = re.compile(_PLACEHOLDER_STR.pattern.encode())
+#: A ``{`` at the end of the held-back window that could still become one of those.
+_PLACEHOLDER_PARTIAL = re.compile(rb"\{!*[a-z:]{0,9}\Z")
+#: A path ends where the next character cannot continue a file or directory name.
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+#: Every text that reads like a placeholder ends with one of these.
+_ESCAPE_HINTS = (*(f"{name}}}".encode() for name in PLACEHOLDER_NAMES), b":json}")
+
+
+def _encode(text: str) -> tuple[bytes, str]:
+    """UTF-8 bytes of ``text`` and the error handler that reverses it: an argv or env value
+    that was not UTF-8 holds lone surrogates (``surrogateescape``, PEP 383)."""
+    try:
+        return text.encode("utf-8", "surrogateescape"), "surrogateescape"
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass"), "surrogatepass"
+
+
+def _json_spelling(value: str) -> str:
+    """``value`` as it appears inside a JSON string (backslashes and quotes escaped)."""
+    return json.dumps(value, ensure_ascii=False)[1:-1]
+
+
+def _normalize_path(path: str) -> str | None:
+    """A directory as it is matched: trailing separators dropped; roots ignored."""
+    stripped = path.rstrip("/\\")
+    if len(stripped) < 2 or re.fullmatch(r"[A-Za-z]:", stripped):
+        return None
+    return stripped
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    start: int
+    end: int
+    replacement: bytes
+
+
+class Scrubber:
+    """What one recorded run must not reveal, and the paths it writes as placeholders.
+
+    ``env`` is the run's environment (secret-named values become literals to redact);
+    ``paths`` maps placeholder names (:data:`PLACEHOLDER_NAMES`) to directories;
+    ``secrets`` adds literal values to redact.
+    """
+
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        paths: Mapping[str, str | None] | None = None,
+        secrets: Iterable[str] = (),
+    ) -> None:
+        values: set[str] = set()
+        for name, value in (env or {}).items():
+            if is_secret_name(name):
+                values.add(value.strip())
+        values.update(s.strip() for s in secrets)
+        literals: set[bytes] = set()
+        for value in values:
+            for spelling in (value, _json_spelling(value)):
+                encoded = _encode(spelling)[0]
+                if len(encoded) >= MIN_SECRET_LITERAL:
+                    literals.add(encoded)
+        #: Longest first, so a value that contains another is redacted whole.
+        self._secret_literals = sorted(literals, key=lambda v: (-len(v), v))
+        path_items: list[tuple[bytes, bytes]] = []
+        for name, path in (paths or {}).items():
+            if name not in PLACEHOLDER_NAMES:
+                raise ValueError(f"unknown placeholder {name!r}; known: {PLACEHOLDER_NAMES}")
+            normalized = _normalize_path(path) if path else None
+            if normalized is None:
+                continue
+            path_items.append((_encode(normalized)[0], f"{{{name}}}".encode()))
+            escaped = _json_spelling(normalized)
+            if escaped != normalized:
+                path_items.append((_encode(escaped)[0], f"{{{name}:json}}".encode()))
+        # Longest path first: a cwd under home becomes {cwd}, not {home}/….
+        path_items.sort(key=lambda item: (-len(item[0]), item[0]))
+        self._path_literals = [p for p, _ in path_items]
+        self._path_marks = [m for _, m in path_items]
+        self._literals = self._secret_literals + self._path_literals
+
+    # -- whole values (header fields) -----------------------------------------------------
+
+    def scrub_text(self, text: str) -> str:
+        """``text`` with secrets redacted and paths written as placeholders."""
+        data, errors = _encode(text)
+        return self.scrub_bytes(data).decode("utf-8", errors)
+
+    def scrub_bytes(self, data: bytes) -> bytes:
+        return _apply(data, 0, len(data), self._spans(data, 0))
+
+    def scrub_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """Names kept; a secret-named non-empty value becomes :data:`REDACTED`; other values
+        are scrubbed like text (rules RECORD-SECRET-ENV-001, RECORD-PATHS-001)."""
+        out: dict[str, str] = {}
+        for name, value in env.items():
+            if is_secret_name(name):
+                out[name] = REDACTED if value else value
+            else:
+                out[name] = self.scrub_text(value)
+        return out
+
+    # -- the matching, shared with StreamScrubber -----------------------------------------------
+
+    def _spans(self, data: bytes, base: int) -> list[_Span]:
+        """Sorted, non-overlapping replacements for ``data[base:]`` (``data[:base]`` is context
+        for look-behinds). Secrets win over paths and escapes they overlap."""
+        return self._matches(data, base)[0]
+
+    def _matches(self, data: bytes, base: int) -> tuple[list[_Span], list[tuple[int, int]]]:
+        """:meth:`_spans`, and the whole extent of every match (a ``Bearer`` included): a
+        chunk boundary inside one would split what the pattern needs to see together."""
+        secret: list[tuple[int, int]] = []
+        extents: list[tuple[int, int]] = []
+        lowered: bytes | None = None
+        for what, pattern in SECRET_SHAPES:
+            if what == "bearer token":
+                lowered = data.lower() if lowered is None else lowered
+                haystack = lowered
+            else:
+                haystack = data
+            if not any(haystack.find(hint, base) >= 0 for hint in _SHAPE_HINTS[what]):
+                continue
+            for m in pattern.finditer(data, base):
+                start = m.end("keep") if "keep" in pattern.groupindex else m.start()
+                if m.end() > start:
+                    secret.append((start, m.end()))
+                    extents.append((m.start(), m.end()))
+        for literal in self._secret_literals:
+            at = data.find(literal, base)
+            while at >= 0:
+                secret.append((at, at + len(literal)))
+                at = data.find(literal, at + 1)
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(secret):
+            if merged and start < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        spans = [_Span(s, e, _REDACTED_B) for s, e in merged]
+        starts = [s for s, _ in merged]
+        for span in self._path_spans(data, base):
+            i = bisect.bisect_right(starts, span.start) - 1
+            if i >= 0 and merged[i][1] > span.start:
+                continue  # inside a secret
+            if i + 1 < len(merged) and merged[i + 1][0] < span.end:
+                continue  # runs into a secret
+            spans.append(span)
+        spans.sort(key=lambda s: s.start)
+        extents.extend((s.start, s.end) for s in spans)
+        return spans, extents
+
+    def _path_spans(self, data: bytes, base: int) -> list[_Span]:
+        """Paths (longest first where several start at one place) and escaped placeholder
+        literals, left to right and non-overlapping, as one regex alternation would find
+        them."""
+        found: list[tuple[int, int, int, bytes]] = []  # (start, -length, order, replacement)
+        for order, (path, mark) in enumerate(
+            zip(self._path_literals, self._path_marks, strict=True)
+        ):
+            at = data.find(path, base)
+            while at >= 0:
+                end = at + len(path)
+                if end == len(data) or data[end] not in _NAME_BYTES:
+                    found.append((at, -len(path), order, mark))
+                at = data.find(path, at + 1)
+        if any(data.find(tail, base) >= 0 for tail in _ESCAPE_HINTS):
+            for m in _PLACEHOLDER_BYTES.finditer(data, base):
+                # Literal text that reads like a placeholder: one more "!" (lossless).
+                found.append(
+                    (m.start(), -len(m.group()), len(self._path_marks), b"{!" + m.group()[1:])
+                )
+        found.sort()
+        spans: list[_Span] = []
+        covered = base
+        for start, negative_length, _, replacement in found:
+            if start < covered:
+                continue
+            spans.append(_Span(start, start - negative_length, replacement))
+            covered = start - negative_length
+        return spans
+
+    def _hold_start(self, data: bytes, base: int, limit: int) -> int:
+        """Where the tail that might still grow into a match begins (``len(data)``: none);
+        only the last ``limit`` bytes are looked at."""
+        end = len(data)
+        floor = max(base, end - limit)
+        # (a) a trailing token run, and "Bearer <spaces>" before it (read backwards in C).
+        backwards = data[floor:][::-1]
+        run = _TOKEN_RUN.match(backwards)
+        i = end - (run.end() if run else 0)
+        hold = i
+        spaces = _SPACE_RUN.match(backwards, end - i)
+        j = i - ((spaces.end() - (end - i)) if spaces else 0)
+        if j < i and j - 6 >= floor and data[j - 6 : j].lower() == b"bearer":
+            hold = min(hold, j - 6)
+        # (b) a "{" that may start a placeholder-like text.
+        brace = data.rfind(b"{", max(floor, end - 64))
+        if brace >= 0 and _PLACEHOLDER_PARTIAL.match(data, brace):
+            hold = min(hold, brace)
+        # (c) the beginning of a literal (a full path too: what follows decides the match):
+        # the earliest place in the last len(literal) bytes where the rest is its prefix.
+        for literal in self._literals:
+            first = literal[:1]
+            at = data.find(first, max(floor, end - len(literal)))
+            while at >= 0:
+                if literal.startswith(data[at:]):
+                    hold = min(hold, at)
+                    break
+                at = data.find(first, at + 1)
+        return hold
+
+
+def _apply(data: bytes, start: int, end: int, spans: list[_Span]) -> bytes:
+    """``data[start:end]`` with ``spans`` (all inside it) replaced."""
+    out = bytearray()
+    cur = start
+    for span in spans:
+        out += data[cur : span.start]
+        out += span.replacement
+        cur = span.end
+    out += data[cur:end]
+    return bytes(out)
+
+
+class StreamScrubber:
+    """Scrubs one direction of a recording chunk by chunk, keeping chunk boundaries.
+
+    :meth:`push` takes a chunk under a caller-chosen key and returns the chunks now
+    final, as ``(key, scrubbed bytes)`` in order; :meth:`flush` (end of the stream)
+    returns the rest. See the module docstring for what is held back and why.
+    """
+
+    #: Raw bytes kept from released chunks, for the look-behinds of the next match.
+    _CONTEXT = 64
+
+    def __init__(self, scrubber: Scrubber, *, max_hold: int = DEFAULT_MAX_HOLD) -> None:
+        if max_hold < 1:
+            raise ValueError(f"max_hold must be >= 1, got {max_hold!r}")
+        self._scrubber = scrubber
+        self._max_hold = max_hold
+        self._pending: list[tuple[int, bytes]] = []
+        self._context = b""
+
+    @property
+    def pending_bytes(self) -> int:
+        return sum(len(d) for _, d in self._pending)
+
+    def push(self, key: int, data: bytes) -> list[tuple[int, bytes]]:
+        self._pending.append((key, data))
+        return self._release(final=False)
+
+    def flush(self) -> list[tuple[int, bytes]]:
+        return self._release(final=True)
+
+    def _release(self, *, final: bool) -> list[tuple[int, bytes]]:
+        if not self._pending:
+            return []
+        base = len(self._context)
+        data = self._context + b"".join(d for _, d in self._pending)
+        spans, extents = self._scrubber._matches(data, base)
+        ends: list[int] = []
+        pos = base
+        for _, chunk in self._pending:
+            pos += len(chunk)
+            ends.append(pos)
+        if final:
+            count = len(ends)
+        else:
+            hold = max(
+                self._scrubber._hold_start(data, base, self._max_hold),
+                len(data) - self._max_hold,
+            )
+            count = 0
+            for index, end in enumerate(ends):
+                if end > hold:
+                    break
+                if not any(start < end < stop for start, stop in extents):
+                    count = index + 1
+        if count == 0:
+            return []
+        cut = ends[count - 1]
+        released: list[tuple[int, bytes]] = []
+        cur = base
+        span_index = 0
+        chunk_start = base
+        for (key, _), chunk_end in zip(self._pending[:count], ends[:count], strict=True):
+            out = bytearray()
+            cur = max(cur, chunk_start)
+            while span_index < len(spans) and spans[span_index].start < chunk_end:
+                span = spans[span_index]
+                out += data[cur : span.start]
+                out += span.replacement
+                cur = span.end
+                span_index += 1
+            if cur < chunk_end:
+                out += data[cur:chunk_end]
+                cur = chunk_end
+            released.append((key, bytes(out)))
+            chunk_start = chunk_end
+        self._context = data[max(0, cut - self._CONTEXT) : cut]
+        self._pending = self._pending[count:]
+        return released
+
+
+# -- restoring placeholders --------------------------------------------------------------------
+
+
+def _check_values(values: Mapping[str, str]) -> None:
+    missing = [n for n in PLACEHOLDER_NAMES if n not in values]
+    if missing:
+        raise ValueError(f"restoring placeholders needs a value for {missing}")
+
+
+def restore_text(text: str, values: Mapping[str, str]) -> str:
+    """Placeholders replaced by ``values`` (``{cwd:json}`` by the JSON spelling); one ``!``
+    removed from each escaped literal (rule RECORD-PATHS-001)."""
+    _check_values(values)
+
+    def sub(m: re.Match[str]) -> str:
+        bangs, name, as_json = m.group(1), m.group(2), m.group(3)
+        if bangs:
+            return "{" + bangs[1:] + name + (as_json or "") + "}"
+        value = values[name]
+        return _json_spelling(value) if as_json else value
+
+    return _PLACEHOLDER_STR.sub(sub, text)
+
+
+def restore_bytes(data: bytes, values: Mapping[str, str]) -> bytes:
+    """:func:`restore_text` for bytes (values are written as UTF-8)."""
+    _check_values(values)
+
+    def sub(m: re.Match[bytes]) -> bytes:
+        bangs, name, as_json = m.group(1), m.group(2).decode(), m.group(3)
+        if bangs:
+            return b"{" + bangs[1:] + m.group(2) + (as_json or b"") + b"}"
+        value = values[name]
+        return _encode(_json_spelling(value) if as_json else value)[0]
+
+    return _PLACEHOLDER_BYTES.sub(sub, data)
