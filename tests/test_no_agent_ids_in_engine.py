@@ -22,7 +22,24 @@ ENGINE = [
     *sorted((ROOT / "streams").glob("*.py")),
     *sorted((ROOT / "guards").glob("*.py")),
     *sorted((ROOT / "protocols").glob("*.py")),
-    *[ROOT / name for name in ("launch.py", "detect.py", "run.py", "prompt.py", "artifacts.py")],
+    *sorted((ROOT / "mcp").glob("*.py")),
+    *sorted((ROOT / "capture").glob("*.py")),
+    *[
+        ROOT / name
+        for name in (
+            "launch.py",
+            "detect.py",
+            "run.py",
+            "prompt.py",
+            "artifacts.py",
+            "skills.py",
+            "sessions.py",
+            "selection.py",
+            "record.py",
+            "scrub.py",
+            "replay.py",
+        )
+    ],
 ]
 DIALECT_TABLE = ROOT / "streams" / "json_events.py"
 AGENT_IDS = {d.id for d in BUILTIN_DEFS}

@@ -173,4 +173,10 @@ AGENT_DEF = AgentDef(
     external_mcp_injection=McpInjection.CLAUDE_MCP_JSON,
     docs_url="https://docs.anthropic.com/en/docs/claude-code/overview",
     install_url="https://www.npmjs.com/package/@anthropic-ai/claude-code",
+    # Stderr that means the resumed session is gone (seed 000 §8 recovery).
+    resume_failure_patterns=(
+        r"no conversation found with session id",
+        r"no session found",
+        r"session .* not found",
+    ),
 )

@@ -78,4 +78,10 @@ AGENT_DEF = AgentDef(
     env_value_rules=(
         EnvValueRule("CODEBUDDY_INTERNET_ENVIRONMENT", ("public", "internal", "ioa")),
     ),
+    # Stderr that means the resumed session is gone (seed 000 §8 recovery).
+    resume_failure_patterns=(
+        r"no conversation found with session id",
+        r"no session found",
+        r"session .* not found",
+    ),
 )

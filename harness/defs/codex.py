@@ -283,4 +283,6 @@ AGENT_DEF = AgentDef(
     ),
     transport_env_var="OD_CODEX_TRANSPORT",
     default_transport="app-server",
+    # Stderr that means the resumed session is gone (seed 000 §8 recovery).
+    resume_failure_patterns=(r"no rollout found for thread id", r"thread/resume failed"),
 )

@@ -120,4 +120,6 @@ AGENT_DEF = AgentDef(
     # seed 002 §8.1: no external MCP injection for cursor-agent.
     external_mcp_injection=McpInjection.NONE,
     docs_url="https://docs.cursor.com/en/cli/overview",
+    # Stderr that means the resumed session is gone (seed 000 §8 recovery).
+    resume_failure_patterns=(r"chat not found", r"no chat found", r"could not find chat"),
 )

@@ -145,4 +145,6 @@ AGENT_DEF = AgentDef(
     external_mcp_injection=McpInjection.OPENCODE_ENV_CONTENT,
     docs_url="https://opencode.ai/docs",
     install_url="https://www.npmjs.com/package/opencode-ai",
+    # Stderr that means the resumed session is gone (seed 000 §8 recovery).
+    resume_failure_patterns=(r"session not found", r"NotFoundError"),
 )

@@ -298,6 +298,9 @@ class AgentDef:
     pi_resume_via_process_args: bool = False
     inactivity_timeout_ms: int | None = None
     first_output_timeout_ms: int | None = None
+    #: Case-insensitive regexes over stderr meaning "the resumed session id is unknown"
+    #: (read by harness.sessions.resume_expired; seed 000 §8 expired-session recovery).
+    resume_failure_patterns: tuple[str, ...] = ()
 
     # --- transports -----------------------------------------------------------
     #: Name of the transport this def's own stream/argv fields describe.
