@@ -80,6 +80,60 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="two-way formats: what the recorded client wrote to stdin (followed and compared)",
     )
+
+    run = sub.add_parser("run", help="run one turn of an agent CLI, printing events live")
+    run.add_argument("agent", metavar="AGENT")
+    run.add_argument("--fake", action="store_true", help="run the fake CLI for AGENT")
+    run.add_argument("--scenario", metavar="S", help="fake scenario name or file (with --fake)")
+    run.add_argument("--prompt", metavar="TEXT|@FILE", help="the prompt, or @FILE to read it")
+    run.add_argument("--cwd", metavar="DIR", help="project directory (default: current)")
+    run.add_argument(
+        "--cancel-after", type=float, metavar="SECONDS", help="cancel the run after SECONDS"
+    )
+    run.add_argument("--model", metavar="M")
+    run.add_argument("--resume", metavar="ID", help="resume this native session")
+    run.add_argument("--transport", metavar="NAME", help="one of the def's transports")
+    run.add_argument("--first-output-timeout", type=int, metavar="MS")
+    run.add_argument("--inactivity-timeout", type=int, metavar="MS")
+    run.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    fakes = sub.add_parser("fakes", help="install or list the fake CLIs")
+    fakes_sub = fakes.add_subparsers(dest="fakes_command", metavar="ACTION")
+    fakes_install = fakes_sub.add_parser("install", help="write shims named like the real CLIs")
+    fakes_install.add_argument("dir", metavar="DIR")
+    fakes_install.add_argument("--agent", action="append", metavar="ID", help="only these ids")
+    fakes_install.add_argument("--json", action="store_true")
+    fakes_list = fakes_sub.add_parser("list", help="agent ids, emulator modules, scenarios")
+    fakes_list.add_argument("--json", action="store_true")
+
+    replay = sub.add_parser("replay", help="replay recordings through the engine and judge them")
+    replay.add_argument("paths", nargs="+", metavar="FILE|DIR", help="recordings, or directories")
+    replay.add_argument("--json", action="store_true", help="JSON lines: events and verdicts")
+    replay.add_argument(
+        "--chunking",
+        choices=("recorded", "line", "1", "random"),
+        default="recorded",
+        help="how stdout is fed: recorded chunks, lines, single bytes, or random cuts",
+    )
+    replay.add_argument("--seed", type=int, default=0, help="seed of --chunking random")
+    replay.add_argument("--timing", action="store_true", help="re-apply the recorded gaps")
+
+    mcp = sub.add_parser("mcp", help="external MCP injection: show a run's plan")
+    mcp_sub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION")
+    mcp_plan = mcp_sub.add_parser("plan", help="how AGENT would receive the MCP servers of FILE")
+    mcp_plan.add_argument("agent", metavar="AGENT")
+    mcp_plan.add_argument("--mcp-config", required=True, metavar="FILE", help="servers JSON")
+    mcp_plan.add_argument("--cwd", metavar="DIR", help="project directory (default: current)")
+    mcp_plan.add_argument("--projects-root", metavar="DIR", help="managed projects root")
+    mcp_plan.add_argument("--agent-version", metavar="V", help="the agent's detected version")
+    mcp_plan.add_argument("--json", action="store_true", help="one JSON object")
+
+    # seed 001 §14: no option may name the package, the profile or a destination.
+    dsh = sub.add_parser("dsh", help="DeepSeek Harness: install the pinned open-design profile")
+    dsh_sub = dsh.add_subparsers(dest="dsh_command", metavar="ACTION")
+    dsh_setup = dsh_sub.add_parser("setup", help="verify and install the embedded profile bundle")
+    dsh_setup.add_argument("--yes", action="store_true", help="install without asking")
+    dsh_setup.add_argument("--json", action="store_true", help="one JSON object")
     return parser
 
 

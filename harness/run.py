@@ -1,9 +1,12 @@
 """The IO shell: the only module that spawns processes (design principle 1).
 
-For now it holds the probe executor used by detection (:func:`run_probe`): one
+It holds the probe executor used by detection (:func:`run_probe`): one
 short-lived command, its output captured up to a cap, a deadline, and a
-guarantee that nothing it started outlives it. The full agent runner grows
-here later.
+guarantee that nothing it started outlives it. The agent runner lives in
+:mod:`harness.runner` (split out to keep modules small) and is re-exported here:
+:class:`RunRequest`, :class:`RunResult`, :func:`run_agent_async`, :func:`run_agent`,
+:func:`classify_close_status`. Those names load lazily, so detection does not pay
+for the runner's imports.
 
 Process hygiene (rule DETECT-TIMEOUT-001): the probe runs in its own process
 group (POSIX ``start_new_session``; Windows ``CREATE_NEW_PROCESS_GROUP``). On
@@ -32,11 +35,60 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
-__all__ = ["ProbeResult", "run_probe"]
+if TYPE_CHECKING:
+    from harness.runner import (
+        CloseFacts,
+        RunError,
+        RunErrorCode,
+        RunOutcome,
+        RunRequest,
+        RunResult,
+        classify_close_status,
+        run_agent,
+        run_agent_async,
+    )
+
+__all__ = [
+    "CloseFacts",
+    "ProbeResult",
+    "RunError",
+    "RunErrorCode",
+    "RunOutcome",
+    "RunRequest",
+    "RunResult",
+    "classify_close_status",
+    "run_agent",
+    "run_agent_async",
+    "run_probe",
+]
+
+_RUNNER_EXPORTS = frozenset(
+    {
+        "CloseFacts",
+        "RunError",
+        "RunErrorCode",
+        "RunOutcome",
+        "RunRequest",
+        "RunResult",
+        "classify_close_status",
+        "run_agent",
+        "run_agent_async",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """Lazy re-export of the agent runner (:mod:`harness.runner`)."""
+    if name in _RUNNER_EXPORTS:
+        import harness.runner
+
+        return getattr(harness.runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: After the probe's leader exits, how long to wait for its pipes to reach EOF.
 _DRAIN_GRACE_S = 1.0

@@ -41,4 +41,24 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
         from harness.commands.parse import cmd_parse
 
         return cmd_parse(args, out)
+    if args.command == "run":
+        from harness.commands.run import cmd_run
+
+        return cmd_run(args, out)
+    if args.command == "fakes":
+        from harness.commands.fakes import cmd_fakes
+
+        return cmd_fakes(args, out)
+    if args.command == "replay":
+        from harness.commands.replay import cmd_replay
+
+        return cmd_replay(args, out)
+    if args.command == "mcp":
+        from harness.commands.mcp import cmd_mcp
+
+        return cmd_mcp(args, out)
+    if args.command == "dsh":
+        from harness.commands.dsh import cmd_dsh
+
+        return cmd_dsh(args, out)
     raise HarnessError(f"unknown command {args.command!r}")

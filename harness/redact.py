@@ -1,0 +1,295 @@
+"""Redaction: the prompt and anything that looks like a secret never reach a report.
+
+Seed 001 §6 ("Diagnostics go to bounded stderr. Prompts, credentials, and raw tool
+output must not be logged") and §14 ("Bounded stderr excludes prompts, credentials"),
+seed 001 §11 (a secret is "never returned, masked, logged, placed in argv"). The runner
+keeps a CLI's stderr tail and its argv in every :class:`~harness.runner.RunResult`;
+both pass through a :class:`Redactor` first (rule RUN-STDERR-REDACT-001).
+
+What is replaced, and by what:
+
+* **The prompt.** Every stretch of text that also occurs in the prompt, is at least
+  :data:`MIN_PROMPT_FRAGMENT` characters long and is not only whitespace becomes
+  ``[REDACTED:prompt]``, wherever it starts, so a CLI that echoes a truncated or
+  partial prompt is covered, not only an exact echo. A prompt shorter than that is
+  redacted where it occurs whole (when it has at least :data:`MIN_SHORT_PROMPT`
+  characters; a two-letter prompt cannot be told apart from ordinary words). The
+  prompt is indexed by fixed-length pieces; for a prompt of more than
+  :data:`INDEX_BUDGET` pieces the index is sampled, and the guarantee weakens to
+  fragments of ``MIN_PROMPT_FRAGMENT + step - 1`` characters (``step`` =
+  ``ceil(len / INDEX_BUDGET)``), which bounds memory for megabyte prompts.
+* **Key-shaped tokens** (:data:`SECRET_PATTERNS`): ``sk-…`` (Anthropic, OpenAI),
+  ``ghp_…``/``gho_…``/``github_pat_…`` (GitHub), ``AKIA…``/``ASIA…`` (AWS access key
+  ids), ``Bearer <token>``, ``xox?-…`` (Slack), ``AIza…`` (Google) become
+  ``[REDACTED:secret]`` (``Bearer`` keeps its scheme word).
+* **Secret env values.** The value of every environment variable whose name contains
+  ``KEY``, ``TOKEN``, ``SECRET`` or ``PASSWORD`` (any case) and that is at least
+  :data:`MIN_SECRET_VALUE` characters long is replaced wherever it occurs.
+
+A :class:`Redactor` works on one line at a time (text without newlines) or on whole
+text; the runner redacts complete stderr lines, so a secret is never cut in two by the
+tail boundary (see :class:`StderrTail`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import math
+import re
+from collections import deque
+from collections.abc import Iterable, Mapping
+
+__all__ = [
+    "DEFAULT_TAIL_BYTES",
+    "INDEX_BUDGET",
+    "MIN_PROMPT_FRAGMENT",
+    "MIN_SECRET_VALUE",
+    "MIN_SHORT_PROMPT",
+    "PROMPT_MARK",
+    "SECRET_ENV_WORDS",
+    "SECRET_MARK",
+    "SECRET_PATTERNS",
+    "Redactor",
+    "StderrTail",
+    "secret_env_values",
+]
+
+#: A shared stretch at least this long is treated as (part of) the prompt.
+MIN_PROMPT_FRAGMENT = 24
+#: A prompt shorter than MIN_PROMPT_FRAGMENT is redacted whole from this length on.
+MIN_SHORT_PROMPT = 4
+#: At most this many prompt pieces are indexed (memory bound; see the module docstring).
+INDEX_BUDGET = 20_000
+#: Env values shorter than this are not treated as secrets (``1``, ``true``, ``dev``).
+MIN_SECRET_VALUE = 8
+#: Words that make an env var name secret (seed 001 §11: keys, tokens, credentials).
+SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+#: ref §1.1 / upstream's raw budget: stderr tails keep the last 64 KiB.
+DEFAULT_TAIL_BYTES = 64 * 1024
+
+PROMPT_MARK = "[REDACTED:prompt]"
+SECRET_MARK = "[REDACTED:secret]"
+
+#: ``(what, pattern)``; a pattern's group ``keep`` (when present) is kept verbatim.
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("sk- api key", re.compile(r"(?<![A-Za-z0-9_])sk-[A-Za-z0-9_-]{16,}")),
+    (
+        "github token",
+        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    ),
+    ("aws access key id", re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])")),
+    ("bearer token", re.compile(r"(?i)(?P<keep>\bBearer\s+)[A-Za-z0-9._~+/=-]{8,}")),
+    ("slack token", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("google api key", re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}")),
+)
+
+
+def secret_env_values(*envs: Mapping[str, str]) -> list[str]:
+    """Values of env vars named like secrets, longest first (so overlaps redact whole)."""
+    values: set[str] = set()
+    for env in envs:
+        for name, value in env.items():
+            upper = name.upper()
+            if any(word in upper for word in SECRET_ENV_WORDS):
+                stripped = value.strip()
+                if len(stripped) >= MIN_SECRET_VALUE:
+                    values.add(stripped)
+    return sorted(values, key=lambda v: (-len(v), v))
+
+
+class _PromptIndex:
+    """Finds every stretch of a text that also occurs in the prompt (>= the fragment size)."""
+
+    def __init__(self, prompt: str, fragment: int = MIN_PROMPT_FRAGMENT) -> None:
+        self._prompt = prompt
+        self._k = fragment
+        self._short: str | None = None
+        self._grams: dict[str, int] = {}
+        if len(prompt) < fragment:
+            stripped = prompt.strip()
+            self._short = stripped if len(stripped) >= MIN_SHORT_PROMPT else None
+            return
+        count = len(prompt) - fragment + 1
+        step = max(1, math.ceil(count / INDEX_BUDGET))
+        for pos in range(0, count, step):
+            gram = prompt[pos : pos + fragment]
+            if gram.strip():  # a run of whitespace is not the prompt's content
+                self._grams.setdefault(gram, pos)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Merged ``[start, end)`` spans of ``text`` that are shared with the prompt."""
+        if self._short is not None:
+            return _find_all(text, self._short)
+        if not self._grams or len(text) < self._k:
+            return []
+        prompt, k = self._prompt, self._k
+        found: list[tuple[int, int]] = []
+        covered_to = -1
+        i = 0
+        last = len(text) - k
+        while i <= last:
+            pos = self._grams.get(text[i : i + k])
+            if pos is None:
+                i += 1
+                continue
+            start, end = i, i + k
+            p_start, p_end = pos, pos + k
+            # Extend the match both ways along this alignment.
+            while start > 0 and p_start > 0 and text[start - 1] == prompt[p_start - 1]:
+                start -= 1
+                p_start -= 1
+            while end < len(text) and p_end < len(prompt) and text[end] == prompt[p_end]:
+                end += 1
+                p_end += 1
+            if end > covered_to:
+                found.append((start, end))
+                covered_to = end
+            i = max(i + 1, end - k + 1)
+        return _merge(found)
+
+
+def _find_all(text: str, needle: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    start = text.find(needle)
+    while start >= 0:
+        spans.append((start, start + len(needle)))
+        start = text.find(needle, start + len(needle))
+    return spans
+
+
+def _merge(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+class Redactor:
+    """Replaces the prompt, key-shaped tokens and secret env values in text."""
+
+    def __init__(
+        self,
+        prompt: str | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        secrets: Iterable[str] = (),
+    ) -> None:
+        self._prompt = _PromptIndex(prompt) if prompt else None
+        values = set(secret_env_values(env or {}))
+        values.update(s for s in secrets if len(s) >= MIN_SECRET_VALUE)
+        self._values = sorted(values, key=lambda v: (-len(v), v))
+
+    def redact(self, text: str) -> str:
+        """``text`` with every prompt fragment and secret replaced (never raises)."""
+        if not text:
+            return text
+        if self._prompt is not None:
+            text = _replace_spans(text, self._prompt.spans(text), PROMPT_MARK)
+        for value in self._values:
+            if value in text:
+                text = text.replace(value, SECRET_MARK)
+        for _, pattern in SECRET_PATTERNS:
+            text = pattern.sub(_secret_sub, text)
+        return text
+
+
+def _secret_sub(match: re.Match[str]) -> str:
+    keep = match.groupdict().get("keep")
+    return (keep or "") + SECRET_MARK
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int]], mark: str) -> str:
+    if not spans:
+        return text
+    parts: list[str] = []
+    prev = 0
+    for start, end in spans:
+        parts.append(text[prev:start])
+        parts.append(mark)
+        prev = end
+    parts.append(text[prev:])
+    return "".join(parts)
+
+
+class StderrTail:
+    """The last ``limit`` bytes of a stream, kept as whole lines and redacted on read.
+
+    Bounded memory whatever arrives (a 5 MB burst keeps ~``limit`` bytes): complete
+    lines are queued and dropped from the front once the total passes ``limit``; a line
+    longer than ``limit`` keeps only its end, and the first word of that end is dropped
+    because it may be the second half of a secret cut by the boundary. Nothing is
+    redacted until :meth:`text`, which redacts line by line (a secret never spans a
+    newline), then cuts the result to ``limit`` UTF-8 bytes at a line start when it can.
+    """
+
+    def __init__(self, redactor: Redactor, limit: int = DEFAULT_TAIL_BYTES) -> None:
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit!r}")
+        self._redactor = redactor
+        self._limit = limit
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._lines: deque[str] = deque()
+        self._size = 0
+        self._partial = ""
+        self._partial_cut = False
+        self.total_bytes = 0
+
+    def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        self.total_bytes += len(data)
+        text = self._decoder.decode(data)
+        if not text:
+            return
+        pieces = text.split("\n")
+        for piece in pieces[:-1]:
+            self._push(self._take_partial(piece))
+        self._partial += pieces[-1]
+        if len(self._partial) > self._limit:
+            self._partial = self._partial[-self._limit :]
+            self._partial_cut = True
+
+    def _take_partial(self, piece: str) -> str:
+        line = self._partial + piece
+        cut = self._partial_cut or len(line) > self._limit
+        self._partial = ""
+        self._partial_cut = False
+        if cut:
+            line = _drop_first_word(line[-self._limit :])
+        return line
+
+    def _push(self, line: str) -> None:
+        self._lines.append(line)
+        self._size += len(line.encode("utf-8", "replace")) + 1
+        while self._size > self._limit and len(self._lines) > 1:
+            dropped = self._lines.popleft()
+            self._size -= len(dropped.encode("utf-8", "replace")) + 1
+
+    def text(self) -> str:
+        """The redacted tail (at most ``limit`` UTF-8 bytes)."""
+        lines = list(self._lines)
+        tail = self._partial + self._decoder.decode(b"", final=False)
+        if tail:
+            lines.append(_drop_first_word(tail) if self._partial_cut else tail)
+        redacted = [self._redactor.redact(line) for line in lines]
+        out = "\n".join(redacted)
+        if self._lines and not tail:
+            out += "\n"
+        data = out.encode("utf-8", "replace")
+        if len(data) <= self._limit:
+            return out
+        cut = data[-self._limit :]
+        newline = cut.find(b"\n")
+        if 0 <= newline < len(cut) - 1:
+            cut = cut[newline + 1 :]
+        return cut.decode("utf-8", "ignore")
+
+
+def _drop_first_word(text: str) -> str:
+    for index, char in enumerate(text):
+        if char.isspace():
+            return "…" + text[index:]
+    return "…"

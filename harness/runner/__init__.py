@@ -1,0 +1,27 @@
+"""The agent runner: one turn of one CLI, from spawn to a reaped process tree.
+
+``harness.run`` re-exports this API. Modules: :mod:`~harness.runner.engine` (the run
+loop), :mod:`~harness.runner.proctree` (owning and stopping the process tree),
+:mod:`~harness.runner.sessions` (two-way session setup), :mod:`~harness.runner.snapshot`
+(files written), :mod:`~harness.runner.status` (the close-status verdict, pure) and
+:mod:`~harness.runner.types` (request and result).
+"""
+
+from __future__ import annotations
+
+from harness.runner.engine import is_substantive, run_agent, run_agent_async
+from harness.runner.status import CloseFacts, RunOutcome, classify_close_status
+from harness.runner.types import RunError, RunErrorCode, RunRequest, RunResult
+
+__all__ = [
+    "CloseFacts",
+    "RunError",
+    "RunErrorCode",
+    "RunOutcome",
+    "RunRequest",
+    "RunResult",
+    "classify_close_status",
+    "is_substantive",
+    "run_agent",
+    "run_agent_async",
+]

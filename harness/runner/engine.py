@@ -1,0 +1,800 @@
+"""The run loop: spawn one agent CLI, pump its pipes, drive its parser or session, end it.
+
+The only place besides :func:`harness.run.run_probe` that starts processes (design
+principle 1). Everything the CLI says goes through the sans-IO core: a one-way parser
+(:func:`harness.streams.create_parser`) or a two-way session (:mod:`harness.protocols`);
+this module only moves bytes, keeps time and stops processes. It is the only place
+that reads a clock: sessions get ``now_ms`` from :func:`time.monotonic`.
+
+Lifecycle (rules in ``conformance/rules/runner.py``):
+
+1. **Before spawn** (RUN-SPAWN-001, :mod:`harness.runner.prepare`): transport,
+   executable and launch env (seed 002 §5), ``build_args``, the prompt budget (seed 002
+   §6.3, RUN-BUDGET-001), the session's ``start``; a refusal is a failed result and
+   nothing is spawned.
+2. **Spawn** with three pipes, stderr separate (wire §B.7 "stderr must stay separate"),
+   in a new session / process group (:mod:`harness.runner.proctree`).
+3. **Prompt** (RUN-STDIN-001, seed 002 §6.2): stdin text is written and stdin closed;
+   a stream-json line is written and stdin stays open until
+   :func:`harness.prompt.should_close_stdin` fires; file and argv delivery close stdin at
+   once; protocol delivery writes the session's frames.
+4. **Pump** (RUN-PUMP-001): stdout and stderr are read concurrently by the event loop
+   and queued, with bounded buffering (:mod:`harness.runner.pipes`), so neither pipe can
+   fill up and block the CLI while we wait on the other.
+5. **Timeouts** (ref §10.1): *first output* is an absolute deadline from spawn to the
+   first substantive event: any event except ``status`` and ``raw`` (lifecycle labels,
+   banners, heartbeats and unparsed noise do not count) and except a whitespace-only
+   ``text_delta`` (RUN-TIMEOUT-FIRST-001). *Inactivity* fires after N ms without a byte on
+   stdout or stderr (RUN-TIMEOUT-IDLE-001). Either terminates the tree; the run fails with
+   ``RUN_FIRST_OUTPUT_TIMEOUT`` / ``RUN_INACTIVITY_TIMEOUT`` and keeps its events. Both
+   are disarmed once a session finished, the process exited, or a cancel began.
+6. **Cancel** (seed 001 §10, seed 000 §5.10, ref §10.1; RUN-CANCEL-ORDER-001): the
+   protocol cancel where the format has one (the session writes it: dsh ``cancel``, ACP
+   ``session/cancel``, pi ``abort``, app-server ``turn/interrupt``), the session's bounded
+   grace (``SetDeadline``/``tick``), then stdin closed, then the tree terminated
+   (SIGTERM / CTRL_BREAK), then force-killed after ``shutdown_grace_ms``. One-way
+   formats have no protocol cancel and start at "close stdin".
+7. **Reap** (RUN-REAP-001): the run ends only when the leader was reaped and no owned
+   process is alive. Stragglers left by a leader that exited on its own are stopped the
+   same way (seed 001 §6: "OD still reaps and verifies the process tree"). The time from
+   a cancel request to that point is ``cancel_latency_ms``.
+8. **After**: plain-stream artifacts are written into the cwd (seed 000 §5.13,
+   RUN-ARTIFACTS-001, :mod:`harness.runner.plain`), the cwd is compared with its
+   snapshot (RUN-FILES-001), the pi session file is captured (ref §2.7), and the close
+   status is classified (:func:`harness.runner.status.classify_close_status`,
+   RUN-STATUS-001).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from harness.defs.types import AgentDef, ResumeStyle
+from harness.events import Artifact, Error, Event, Raw, Status, TextDelta
+from harness.prompt import (
+    is_clean_terminal_turn,
+    keep_stdin_open,
+    should_close_stdin,
+    stdin_payload,
+)
+from harness.protocols.base import (
+    Actions,
+    CloseStdin,
+    Finished,
+    SetDeadline,
+    Terminate,
+    TwoWaySession,
+)
+from harness.redact import Redactor, StderrTail
+from harness.runner.pipes import PipeQueue, errno_name
+from harness.runner.plain import write_held_artifacts
+from harness.runner.prepare import Prepared, Refusal, prepare
+from harness.runner.proctree import OwnedTree, spawn_kwargs
+from harness.runner.sessions import SessionPlan
+from harness.runner.snapshot import changed_paths, snapshot_jsonl, snapshot_tree
+from harness.runner.status import CloseFacts, RunOutcome, classify_close_status
+from harness.runner.types import (
+    DEFAULT_INACTIVITY_TIMEOUT_MS,
+    RunError,
+    RunErrorCode,
+    RunRequest,
+    RunResult,
+)
+from harness.streams import StreamParser
+
+__all__ = ["TURN_BOOKKEEPING_FORMATS", "is_substantive", "run_agent", "run_agent_async"]
+
+#: How often the tree is polled while it is being stopped.
+_POLL_MS = 10.0
+#: How often the leader's descendants are snapshotted while it runs.
+_SNAPSHOT_MS = 500.0
+#: After the tree is gone, how long pipes may stay open (held by an escaped process).
+_DRAIN_MS = 1000.0
+#: After SIGKILL, how long to wait for the tree before reporting survivors.
+_KILL_WAIT_MS = 2000.0
+#: ref §10.1: ``turnCompletedCleanly`` is set by the claude-stream-json bookkeeping
+#: (``applyClaudeStreamJsonRunBookkeeping``, ref §2.1.8); other one-way formats have no
+#: clean-completion signal and are judged by their exit code.
+TURN_BOOKKEEPING_FORMATS = frozenset({"claude-stream-json"})
+
+OnEvent = Callable[[Event], None]
+
+
+def _now() -> float:
+    return time.monotonic() * 1000.0
+
+
+def is_substantive(event: Event) -> bool:
+    """Whether ``event`` ends the first-output wait (RUN-TIMEOUT-FIRST-001).
+
+    ref §10.1: the deadline runs to "the first substantive event (status/heartbeat do
+    not extend it)". ``raw`` (an unparsed banner or debug line) is noise too, and so is
+    a whitespace-only text delta (a plain CLI printing blank lines).
+    """
+    if isinstance(event, (Status, Raw)):
+        return False
+    if isinstance(event, TextDelta):
+        return bool(event.delta.strip())
+    return True
+
+
+class _Run:
+    """One run of one CLI (single use)."""
+
+    def __init__(
+        self, request: RunRequest, on_event: OnEvent | None, cancel: asyncio.Event | None
+    ) -> None:
+        self.req = request
+        self.on_event = on_event
+        self.cancel_event = cancel
+        self.t0 = _now()
+        self.platform = sys.platform
+        env = dict(os.environ if request.env is None else request.env)
+        env.update(request.env_overlay)
+        self.base_env = env
+        # ``~`` means what it means to the child: its HOME (USERPROFILE on Windows).
+        self.home = (
+            request.home or env.get("HOME") or env.get("USERPROFILE") or os.path.expanduser("~")
+        )
+        self.defn: AgentDef = request.defn
+        self.cwd = os.path.abspath(request.cwd)
+        self.redactor = Redactor(request.prompt, env=env)
+        self.stderr = StderrTail(self.redactor)
+        self.events: list[Event] = []
+        self.argv: tuple[str, ...] = ()
+        self.counters: dict[str, int] = {
+            "stdout_bytes": 0,
+            "frames_written": 0,
+            "frames_dropped": 0,
+        }
+        # process state
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.protocol: PipeQueue | None = None
+        self.tree: OwnedTree | None = None
+        self.pid: int | None = None
+        self.t_spawn = self.t0
+        self.exited = False
+        self.returncode: int | None = None
+        self.eof = {1: False, 2: False}
+        self.stdin_closed = False
+        self.stdin_lost = False
+        # stream state
+        self.parser: StreamParser | None = None
+        self.plan: SessionPlan | None = None
+        self.session: TwoWaySession | None = None
+        self.finished: Finished | None = None
+        self.output_finished = False
+        self.held: list[Event] = []
+        self.stream_error: Error | None = None
+        self.turn_clean = False
+        self.stream_session_id: str | None = None
+        self.first_output_at: float | None = None
+        #: When a stream-json turn completed cleanly (stdin was closed as the "done" signal).
+        self.completed_at: float | None = None
+        self.last_activity = self.t0
+        # deadlines and stopping
+        self.deadlines: list[tuple[float, str]] = []
+        self.terminate_at: float | None = None
+        self.term_stage = 0  # 0 none, 1 graceful sent, 2 forced sent, 3 done
+        self.term_started = 0.0
+        self.kill_started = 0.0
+        self.tree_dead_at: float | None = None
+        #: The leader survived SIGKILL (uninterruptible sleep): the run ends without it.
+        self.abandoned = False
+        self.drain_deadline: float | None = None
+        self.next_snapshot = 0.0
+        self.runner_error: RunError | None = None
+        self.cancel_requested = False
+        self.cancel_at: float | None = None
+        self.first_output_ms = self._timeout(
+            request.first_output_timeout_ms, request.defn.first_output_timeout_ms, None
+        )
+        self.inactivity_ms = self._timeout(
+            request.inactivity_timeout_ms,
+            request.defn.inactivity_timeout_ms,
+            DEFAULT_INACTIVITY_TIMEOUT_MS,
+        )
+        self.pi_before: dict[str, tuple[int, float]] = {}
+        self.files_before: dict[str, tuple[int, int]] = {}
+        self.artifacts_written: list[str] = []
+        self._files_written: list[str] = []
+        self._files_truncated = False
+
+    @staticmethod
+    def _timeout(asked: int | None, from_def: int | None, default: int | None) -> float | None:
+        for value in (asked, from_def, default):
+            if value is not None:
+                return float(value) if value > 0 else None
+        return None
+
+    # ------------------------------------------------------------------ results
+
+    def _result(self, status: RunOutcome, error: RunError | None) -> RunResult:
+        end = _now()
+        latency = None
+        if self.cancel_at is not None:
+            done = self.tree_dead_at if self.tree_dead_at is not None else end
+            latency = max(0.0, done - self.cancel_at)
+        rc = self.returncode
+        counters = dict(self.counters)
+        if self.protocol is not None:
+            counters["pipe_pauses"] = self.protocol.pauses
+        if self.session is not None:
+            counters.update({f"session.{k}": v for k, v in self.session.counters.items()})
+        return RunResult(
+            agent_id=self.req.defn.id,
+            status=status,
+            events=tuple(self.events),
+            exit_code=rc if rc is not None and rc >= 0 else None,
+            signal=-rc if rc is not None and rc < 0 else None,
+            duration_ms=end - self.t0,
+            files_written=tuple(self._files_written),
+            artifacts_written=tuple(self.artifacts_written),
+            stderr_tail=self.stderr.text(),
+            stderr_bytes=self.stderr.total_bytes,
+            error=error,
+            session_id=self._session_id(),
+            argv=tuple(self.redactor.redact(a) for a in self.argv),
+            pid=self.pid,
+            stream_format=self.defn.stream_format,
+            transport=self.defn.transport_name,
+            cancel_requested=self.cancel_requested,
+            cancel_latency_ms=latency,
+            first_output_ms=(
+                None if self.first_output_at is None else self.first_output_at - self.t_spawn
+            ),
+            files_truncated=self._files_truncated,
+            counters=counters,
+        )
+
+    def _early(self, code: str, message: str, *, rule: str | None, source: str) -> RunResult:
+        """A failed result for a run that never spawned."""
+        error = RunError(code=code, message=self.redactor.redact(message), rule=rule, source=source)
+        return self._result(RunOutcome.FAILED, error)
+
+    def _session_id(self) -> str | None:
+        if self.session is not None and self.session.session_id:
+            return self.session.session_id
+        if self.stream_session_id:
+            return self.stream_session_id
+        if self.defn.resume_style is ResumeStyle.SPECIFY:
+            return self.req.resume_session_id or self.req.new_session_id
+        return None
+
+    # ------------------------------------------------------------------ preparation
+
+    async def execute(self) -> RunResult:
+        with contextlib.ExitStack() as stack:
+            prepared = prepare(
+                self.req,
+                cwd=self.cwd,
+                base_env=self.base_env,
+                home=self.home,
+                platform=self.platform,
+                stack=stack,
+                now_ms=_now,
+            )
+            if isinstance(prepared, Refusal):
+                if prepared.defn is not None:
+                    self.defn = prepared.defn
+                return self._early(
+                    prepared.code, prepared.message, rule=prepared.rule, source=prepared.source
+                )
+            self.defn = prepared.defn
+            self.argv = (prepared.launch_path, *prepared.args)
+            self.parser = prepared.parser
+            self.plan = prepared.plan
+            self.session = prepared.plan.session if prepared.plan is not None else None
+            self.pi_before = prepared.session_files_before
+            self.files_before = prepared.files_before
+            return await self._spawn_and_run(prepared)
+
+    # ------------------------------------------------------------------ the live run
+
+    async def _spawn_and_run(self, prepared: Prepared) -> RunResult:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        protocol = PipeQueue(queue, loop.create_future())
+        try:
+            transport, _ = await loop.subprocess_exec(
+                lambda: protocol,
+                prepared.launch_path,
+                *prepared.args,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+                env=prepared.child_env,
+                **spawn_kwargs(),
+            )
+        except (OSError, ValueError) as exc:
+            what = errno_name(exc) if isinstance(exc, OSError) else type(exc).__name__
+            return self._early(
+                RunErrorCode.SPAWN_FAILED,
+                f"could not start {prepared.launch_path}: {what}",
+                rule="RUN-SPAWN-001",
+                source="runner",
+            )
+        self.transport = transport
+        self.protocol = protocol
+        self.pid = transport.get_pid()
+        self.tree = OwnedTree(self.pid)
+        self.t_spawn = self.last_activity = _now()
+        self.next_snapshot = self.t_spawn + _SNAPSHOT_MS
+        watcher: asyncio.Future[Any] | None = None
+        if self.cancel_event is not None:
+            watcher = asyncio.ensure_future(self.cancel_event.wait())
+            watcher.add_done_callback(
+                lambda fut: None if fut.cancelled() else queue.put_nowait(("cancel", None))
+            )
+        try:
+            self._deliver_prompt(prepared.start_actions)
+            await self._loop(queue)
+        except BaseException:
+            await self._emergency_stop()
+            raise
+        finally:
+            if watcher is not None and not watcher.done():
+                watcher.cancel()
+        return self._finish()
+
+    def _deliver_prompt(self, start_actions: Actions | None) -> None:
+        """seed 002 §6.2 (RUN-STDIN-001): the prompt reaches the CLI its def's way."""
+        if start_actions is not None:
+            self._apply(start_actions)
+            return
+        payload = stdin_payload(self.defn, self.req.prompt)
+        if payload:
+            self._write(payload)
+        if payload is None or not keep_stdin_open(self.defn):
+            # text stdin: write, then close; file / argv delivery: nothing to read.
+            self._close_stdin()
+
+    async def _loop(self, queue: asyncio.Queue[tuple[str, Any]]) -> None:
+        while True:
+            now = _now()
+            self._timers(now)
+            if self._complete():
+                return
+            wake = self._next_wake(now)
+            timeout = None if wake is None else max(0.0, (wake - now) / 1000.0)
+            try:
+                message = await asyncio.wait_for(queue.get(), timeout)
+            except asyncio.TimeoutError:
+                continue
+            self._handle(message)
+            while not queue.empty():
+                self._handle(queue.get_nowait())
+
+    def _handle(self, message: tuple[str, Any]) -> None:
+        kind, value = message
+        now = _now()
+        if kind == "data":
+            fd, chunk = value
+            assert self.protocol is not None
+            self.protocol.consumed(len(chunk))
+            self.last_activity = now
+            if fd == 1:
+                self.counters["stdout_bytes"] += len(chunk)
+                self._stdout(chunk, now)
+            elif fd == 2:
+                self.stderr.feed(chunk)
+        elif kind == "eof":
+            if value == 0:
+                self.stdin_lost = True
+            elif value in self.eof:
+                self.eof[value] = True
+                if value == 1:
+                    self._end_of_output(now)
+        elif kind == "exit":
+            self._on_exit(now)
+        elif kind == "cancel":
+            self._on_cancel(now)
+
+    # ------------------------------------------------------------------ stdout
+
+    def _stdout(self, chunk: bytes, now: float) -> None:
+        if self.output_finished:
+            return
+        if self.session is not None:
+            self._apply(self.session.receive(chunk, now))
+        elif self.parser is not None:
+            for event in self.parser.feed(chunk):
+                self._publish(event)
+
+    def _end_of_output(self, now: float) -> None:
+        if self.output_finished:
+            return
+        self.output_finished = True
+        if self.session is not None:
+            # dsh note: read to EOF after Finished, then end_of_output (late frames -> Error).
+            self._apply(self.session.end_of_output(now))
+        elif self.parser is not None:
+            holding = False
+            for event in self.parser.finish():
+                # seed 000 §5.13: plain artifacts are named and written after the exit.
+                holding = holding or (isinstance(event, Artifact) and event.path is None)
+                if holding:
+                    self.held.append(event)
+                else:
+                    self._publish(event)
+
+    def _publish(self, event: Event) -> None:
+        now = _now()
+        self.events.append(event)
+        if self.first_output_at is None and is_substantive(event):
+            self.first_output_at = now
+        if isinstance(event, Error) and self.stream_error is None:
+            self.stream_error = event
+        if isinstance(event, Status) and event.session_id:
+            self.stream_session_id = event.session_id
+        if self.session is None:
+            bookkeeping = self.defn.stream_format in TURN_BOOKKEEPING_FORMATS
+            if bookkeeping and is_clean_terminal_turn(event):
+                self.turn_clean = True
+            if not self.stdin_closed and should_close_stdin(self.defn, event):
+                # ref §2.1.8 (RUN-STDIN-001): the held-open stdin closes at the first
+                # terminal turn, never at a mid-tool turn_end{tool_use}.
+                self._close_stdin()
+                if self.turn_clean and self.completed_at is None:
+                    self.completed_at = now
+        if self.on_event is not None:
+            self.on_event(event)
+
+    # ------------------------------------------------------------------ session actions
+
+    def _apply(self, actions: Actions) -> None:
+        for event in actions.events:
+            self._publish(event)
+        for frame in actions.frames:
+            self._write(frame)
+        now = _now()
+        newly_finished = False
+        for control in actions.controls:
+            if isinstance(control, CloseStdin):
+                self._close_stdin()
+            elif isinstance(control, Terminate):
+                at = now + control.after_ms
+                self.terminate_at = at if self.terminate_at is None else min(self.terminate_at, at)
+            elif isinstance(control, SetDeadline):
+                self.deadlines.append((control.at_ms, control.label))
+            elif isinstance(control, Finished) and self.finished is None:
+                self.finished = control
+                newly_finished = True
+                self._capture_pi_session()
+        if newly_finished and self.terminate_at is None and not self.exited:
+            if self.cancel_requested:
+                # seed 001 §10: the cancel was acknowledged (step 2 is over): close stdin and
+                # terminate the owned tree now (steps 3-4); the kill bound follows (step 5).
+                self.terminate_at = now
+            else:
+                # seed 001 §6: "The runtime exits after the terminal result; OD still reaps
+                # and verifies the process tree." A session that asked for no Terminate
+                # still gets a bound: the tree is stopped unless it exits within the grace.
+                self.terminate_at = now + self.req.shutdown_grace_ms
+
+    def _capture_pi_session(self) -> None:
+        plan = self.plan
+        capture = getattr(self.session, "capture_session_file", None)
+        if plan is None or plan.session_dir is None or not callable(capture):
+            return
+        capture(self.pi_before, snapshot_jsonl(plan.session_dir))
+
+    def _write(self, data: bytes) -> None:
+        if self.stdin_closed or self.stdin_lost or self.transport is None:
+            self.counters["frames_dropped"] += 1
+            return
+        pipe = self.transport.get_pipe_transport(0)
+        if not isinstance(pipe, asyncio.WriteTransport) or pipe.is_closing():
+            self.counters["frames_dropped"] += 1
+            return
+        pipe.write(data)
+        self.counters["frames_written"] += 1
+
+    def _close_stdin(self) -> None:
+        if self.stdin_closed:
+            return
+        self.stdin_closed = True
+        if self.transport is None:
+            return
+        pipe = self.transport.get_pipe_transport(0)
+        if pipe is not None:
+            pipe.close()  # buffered bytes are flushed first
+
+    # ------------------------------------------------------------------ exit, cancel, stop
+
+    def _on_exit(self, now: float) -> None:
+        assert self.transport is not None and self.tree is not None
+        self.exited = True
+        self.returncode = self.transport.get_returncode()
+        self.tree.mark_root_exited()
+        if self.term_stage in (1, 2):
+            return  # the stop in progress verifies the tree
+        if self.tree.survivors():
+            # seed 001 §6: the runtime exited, we still reap and verify its tree.
+            self._start_terminate(now)
+        else:
+            self._tree_gone(now)
+
+    def _on_cancel(self, now: float) -> None:
+        if self.cancel_requested:
+            return
+        self.cancel_requested = True
+        self.cancel_at = now
+        if self.tree_dead_at is not None or self.term_stage in (1, 2):
+            return
+        if self.session is not None and self.finished is None:
+            # seed 001 §10 step 1 / ref §10.1: the protocol cancel first.
+            before = len(self.deadlines)
+            self._apply(self.session.cancel(now))
+            if self.finished is None and len(self.deadlines) > before:
+                return  # step 2: the session's bounded grace runs; tick() ends it
+            if self.finished is not None and self.terminate_at is not None:
+                return  # the session finished and said when to terminate
+        # steps 3-5: close stdin, terminate the tree, force-kill after the grace.
+        self._start_terminate(now)
+
+    def _start_terminate(self, now: float) -> None:
+        if self.term_stage != 0:
+            return
+        assert self.tree is not None
+        self._close_stdin()
+        self.term_stage = 1
+        self.term_started = now
+        self.tree.terminate()
+
+    def _tree_gone(self, now: float) -> None:
+        self.term_stage = 3
+        if self.tree_dead_at is None:
+            self.tree_dead_at = now
+        if not (self.eof[1] and self.eof[2]):
+            self.drain_deadline = now + _DRAIN_MS
+
+    def _timers(self, now: float) -> None:
+        tree = self.tree
+        if tree is None:
+            return
+        live = self.finished is None and not self.exited and not self.cancel_requested
+        if live and self.term_stage == 0 and self.runner_error is None:
+            if (
+                self.first_output_ms is not None
+                and self.first_output_at is None
+                and now >= self.t_spawn + self.first_output_ms
+            ):
+                self._timeout_fail(
+                    now,
+                    RunErrorCode.FIRST_OUTPUT_TIMEOUT,
+                    f"no output within {self.first_output_ms:.0f} ms of spawn",
+                    "RUN-TIMEOUT-FIRST-001",
+                )
+            elif self.inactivity_ms is not None and now >= self.last_activity + self.inactivity_ms:
+                self._timeout_fail(
+                    now,
+                    RunErrorCode.INACTIVITY_TIMEOUT,
+                    f"no stdout or stderr for {self.inactivity_ms:.0f} ms",
+                    "RUN-TIMEOUT-IDLE-001",
+                )
+        due = [d for d in self.deadlines if d[0] <= now]
+        if due and self.session is not None:
+            self.deadlines = [d for d in self.deadlines if d[0] > now]
+            self._apply(self.session.tick(now))
+            if self.cancel_requested and self.finished is None and not self.deadlines:
+                self._start_terminate(now)  # the session did not end its own cancel
+        if self.terminate_at is not None and now >= self.terminate_at and self.term_stage == 0:
+            self.terminate_at = None
+            if not self.exited or tree.survivors():
+                self._start_terminate(now)
+        linger = self._linger_deadline()
+        if linger is not None and now >= linger:
+            # The turn completed and stdin (the CLI's "done" signal) was closed, yet the
+            # CLI stays, silent: stop it (seed 001 §6 "reaps and verifies the process tree").
+            self._start_terminate(now)
+        if self.term_stage in (1, 2):
+            self._poll_stop(now)
+        if not self.exited and now >= self.next_snapshot:
+            tree.snapshot()
+            self.next_snapshot = now + _SNAPSHOT_MS
+        if self.drain_deadline is not None and now >= self.drain_deadline:
+            self.drain_deadline = None
+            if self.transport is not None:
+                self.transport.close()
+            for fd in (1, 2):
+                if not self.eof[fd]:
+                    self.eof[fd] = True
+                    if fd == 1:
+                        self._end_of_output(now)
+
+    def _poll_stop(self, now: float) -> None:
+        tree = self.tree
+        assert tree is not None
+        survivors = tree.survivors()
+        if not survivors and self.exited:
+            self._tree_gone(now)
+            return
+        if self.term_stage == 1 and now >= self.term_started + self.req.shutdown_grace_ms:
+            # seed 001 §10 step 5: force-kill what is left after the second bound.
+            self.term_stage = 2
+            self.kill_started = now
+            tree.kill()
+        elif self.term_stage == 2 and now >= self.kill_started + _KILL_WAIT_MS:
+            if self.runner_error is None:
+                pids = ", ".join(str(p.pid) for p in survivors) or "the leader"
+                self.runner_error = RunError(
+                    RunErrorCode.TREE_SURVIVED,
+                    f"processes survived SIGKILL: {pids}",
+                    rule="RUN-REAP-001",
+                )
+            self.abandoned = not self.exited
+            self._tree_gone(now)
+
+    def _timeout_fail(self, now: float, code: str, message: str, rule: str) -> None:
+        self.runner_error = RunError(code, message, rule=rule)
+        self._start_terminate(now)
+
+    def _next_wake(self, now: float) -> float | None:
+        points: list[float] = []
+        live = self.finished is None and not self.exited and not self.cancel_requested
+        if live and self.term_stage == 0 and self.runner_error is None:
+            if self.first_output_ms is not None and self.first_output_at is None:
+                points.append(self.t_spawn + self.first_output_ms)
+            if self.inactivity_ms is not None:
+                points.append(self.last_activity + self.inactivity_ms)
+        points.extend(d[0] for d in self.deadlines)
+        if self.terminate_at is not None and self.term_stage == 0:
+            points.append(self.terminate_at)
+        linger = self._linger_deadline()
+        if linger is not None:
+            points.append(linger)
+        if self.term_stage in (1, 2):
+            points.append(now + _POLL_MS)
+        if not self.exited:
+            points.append(self.next_snapshot)
+        if self.drain_deadline is not None:
+            points.append(self.drain_deadline)
+        return min(points) if points else None
+
+    def _linger_deadline(self) -> float | None:
+        if self.completed_at is None or self.exited or self.term_stage != 0:
+            return None
+        return max(self.completed_at, self.last_activity) + self.req.shutdown_grace_ms
+
+    def _complete(self) -> bool:
+        return (
+            (self.exited or self.abandoned)
+            and self.term_stage in (0, 3)
+            and self.tree_dead_at is not None
+            and self.eof[1]
+            and self.eof[2]
+        )
+
+    async def _emergency_stop(self) -> None:
+        """The awaiting task was cancelled or a callback raised: kill and reap, then re-raise."""
+        if self.tree is not None:
+            self.tree.kill()
+        protocol = self.protocol
+        if protocol is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(protocol.exited), _KILL_WAIT_MS / 1000)
+        if self.tree is not None and self.tree.survivors():
+            self.tree.kill()
+        if self.transport is not None:
+            self.transport.close()
+
+    # ------------------------------------------------------------------ the verdict
+
+    def _finish(self) -> RunResult:
+        now = _now()
+        if self.transport is not None:
+            self.transport.close()
+        if not self.output_finished:
+            self._end_of_output(now)
+        if self.session is not None and self.finished is not None:
+            self._capture_pi_session()
+        self._write_artifacts()
+        after, truncated = snapshot_tree(self.cwd)
+        self._files_written = changed_paths(self.files_before, after)
+        self._files_truncated = truncated
+        rc = self.returncode
+        facts = CloseFacts(
+            cancel_requested=self.cancel_requested,
+            runner_failed=self.runner_error is not None,
+            exit_code=rc if rc is not None and rc >= 0 else None,
+            signal=-rc if rc is not None and rc < 0 else None,
+            session_status=self.finished.status if self.finished else None,
+            stream_error=self.stream_error is not None,
+            turn_completed_cleanly=self.turn_clean,
+            artifact_produced=bool(self.artifacts_written),
+        )
+        status = classify_close_status(facts)
+        return self._result(status, self._error_for(status))
+
+    def _error_for(self, status: RunOutcome) -> RunError | None:
+        if self.runner_error is not None:
+            return self.runner_error
+        if status is not RunOutcome.FAILED:
+            return None
+        if self.finished is not None and self.finished.error is not None:
+            err = self.finished.error
+            return RunError(err.code, err.message, rule=err.rule, source="session")
+        if self.stream_error is not None:
+            event = self.stream_error
+            code = event.code or RunErrorCode.STREAM_ERROR
+            return RunError(code, self.redactor.redact(event.message), source="stream")
+        rc = self.returncode
+        how = f"was killed by signal {-rc}" if rc is not None and rc < 0 else f"exited {rc}"
+        return RunError(
+            RunErrorCode.EXIT_NONZERO,
+            f"{os.path.basename(self.argv[0]) if self.argv else 'the CLI'} {how}",
+            rule="RUN-STATUS-001",
+            source="process",
+        )
+
+    def _write_artifacts(self) -> None:
+        """seed 000 §5.13 (RUN-ARTIFACTS-001): name against the project, write, report."""
+        held, self.held = self.held, []
+        if not held:
+            return
+        text = getattr(self.parser, "text", None)
+        events, written = write_held_artifacts(
+            held, text if isinstance(text, str) else None, self.cwd, cancelled=self.cancel_requested
+        )
+        self.artifacts_written.extend(written)
+        for event in events:
+            self._publish(event)
+
+
+async def run_agent_async(
+    request: RunRequest,
+    *,
+    on_event: OnEvent | None = None,
+    cancel: asyncio.Event | None = None,
+) -> RunResult:
+    """Run one turn of ``request.defn`` and return what happened (never raises for the CLI).
+
+    ``on_event`` sees every event as it is published. Setting ``cancel`` cancels the run
+    in the seeds' order. Cancelling the awaiting task kills and reaps the tree first.
+    """
+    return await _Run(request, on_event, cancel).execute()
+
+
+def run_agent(
+    request: RunRequest,
+    *,
+    on_event: OnEvent | None = None,
+    cancel: threading.Event | None = None,
+) -> RunResult:
+    """:func:`run_agent_async` for synchronous callers (runs its own event loop).
+
+    ``cancel`` is a :class:`threading.Event` another thread may set. Must not be called
+    from a thread that is already running an event loop.
+    """
+
+    async def main() -> RunResult:
+        if cancel is None:
+            return await run_agent_async(request, on_event=on_event)
+        loop = asyncio.get_running_loop()
+        event = asyncio.Event()
+        stop = threading.Event()
+
+        def bridge() -> None:
+            while not stop.is_set():
+                if cancel.wait(0.02):
+                    loop.call_soon_threadsafe(event.set)
+                    return
+
+        thread = threading.Thread(target=bridge, name="harness-run-cancel", daemon=True)
+        thread.start()
+        try:
+            return await run_agent_async(request, on_event=on_event, cancel=event)
+        finally:
+            stop.set()
+
+    return asyncio.run(main())

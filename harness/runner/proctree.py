@@ -1,0 +1,151 @@
+"""The process tree one run owns, and how it is stopped (wire §B.7 "Process-tree termination").
+
+Ownership is what the run started and nothing else (seed 001 §10: "No operation may kill
+another conversation's runtime"; rule RUN-OWNED-001):
+
+* **POSIX.** The CLI is spawned as a session and group leader (``start_new_session``),
+  so everything it starts stays in its process group unless it calls ``setsid`` itself.
+  The group id is the leader's pid; Linux keeps that number out of circulation while any
+  member of the group exists, so signalling the group can only reach our processes.
+  Members that left the group are known from psutil snapshots of the leader's
+  descendants, taken while the run is live; a snapshot holds ``psutil.Process`` objects,
+  which refuse to signal a pid that was reused by another process.
+* **Windows.** The CLI gets a new process group (``CREATE_NEW_PROCESS_GROUP``); the
+  graceful stop is ``CTRL_BREAK_EVENT`` to that group, the forced stop a psutil kill of
+  every process in a tree snapshot taken *before* signalling, because orphans are not
+  re-parented on Windows and vanish from ``children()`` once their parent exits.
+
+A process counts as alive unless it is gone or a zombie: an orphan's zombie may never be
+reaped when PID 1 does not reap (containers), and it holds nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+import psutil
+
+__all__ = ["OwnedTree", "spawn_kwargs"]
+
+
+def spawn_kwargs() -> dict[str, Any]:
+    """``subprocess`` keywords that make the child the root of a tree we can stop.
+
+    wire §B.7: POSIX ``start_new_session=True``; Windows ``CREATE_NEW_PROCESS_GROUP``.
+    """
+    if sys.platform == "win32":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+class OwnedTree:
+    """The processes one run started: the leader, its group (POSIX), known descendants."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._known: dict[int, psutil.Process] = {}
+        try:
+            self._root: psutil.Process | None = psutil.Process(pid)
+        except psutil.Error:
+            self._root = None
+        self.root_exited = False
+
+    # -- knowledge --------------------------------------------------------------------------
+
+    def snapshot(self) -> None:
+        """Remember the leader's current descendants (call while the run is live)."""
+        root = self._root
+        if root is None or self.root_exited:
+            return
+        try:
+            children = root.children(recursive=True)
+        except psutil.Error:
+            return
+        for child in children:
+            self._known.setdefault(child.pid, child)
+
+    def mark_root_exited(self) -> None:
+        """The leader was reaped: its pid may be reused, so it is never signalled again."""
+        self.root_exited = True
+
+    def _group_members(self) -> list[psutil.Process]:
+        """POSIX: every process whose group is ours (including ones psutil never saw)."""
+        if sys.platform == "win32":
+            return []
+        members: list[psutil.Process] = []
+        for pid in psutil.pids():
+            if pid == self.pid and self.root_exited:
+                continue
+            try:
+                if os.getpgid(pid) != self.pid:
+                    continue
+                members.append(psutil.Process(pid))
+            except (OSError, psutil.Error):
+                continue
+        return members
+
+    def survivors(self) -> list[psutil.Process]:
+        """Owned processes that are still alive (zombies excluded)."""
+        found: dict[int, psutil.Process] = {}
+        if self._root is not None and not self.root_exited and _alive(self._root):
+            found[self._root.pid] = self._root
+        for proc in self._group_members():
+            if _alive(proc):
+                found.setdefault(proc.pid, proc)
+        for pid, proc in list(self._known.items()):
+            if _alive(proc):
+                found.setdefault(pid, proc)
+            else:
+                del self._known[pid]
+        return list(found.values())
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    def terminate(self) -> None:
+        """The graceful stop: SIGTERM to the group and known escapees; Windows CTRL_BREAK."""
+        self.snapshot()
+        if sys.platform == "win32":
+            if not self.root_exited:
+                # wire §B.7: CTRL_BREAK_EVENT reaches the new process group (console children).
+                with contextlib.suppress(OSError, ValueError):
+                    os.kill(self.pid, signal.CTRL_BREAK_EVENT)
+            return
+        self._signal_group(signal.SIGTERM)
+        for proc in list(self._known.values()):
+            with contextlib.suppress(psutil.Error, OSError):
+                proc.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """The forced stop: SIGKILL (POSIX group + snapshot) / TerminateProcess (snapshot)."""
+        self.snapshot()
+        if sys.platform != "win32":
+            self._signal_group(signal.SIGKILL)
+        victims = list(self._known.values())
+        if self._root is not None and not self.root_exited:
+            victims.insert(0, self._root)
+        for proc in victims:
+            with contextlib.suppress(psutil.Error, OSError):
+                proc.kill()
+
+    def _signal_group(self, sig: int) -> None:
+        if sys.platform == "win32":
+            return
+        if self.root_exited and not self._group_members():
+            # The group is empty, so its id may be recycled: never signal it again.
+            return
+        # The group id stays ours while a member exists (wire §B.7: "the group may outlive
+        # the leader"); ESRCH means it emptied meanwhile.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)

@@ -1,0 +1,95 @@
+"""How a finished run is judged: succeeded, failed or cancelled (ref §10.1).
+
+:func:`classify_close_status` is a pure function of the facts the runner gathered
+(rule RUN-STATUS-001). It follows upstream's ``classifyChatRunCloseStatus`` order,
+with the two ways a run fails on top of it that ref §1.2 and §10.1 name ("An in-stream
+``error`` event flips the run to failed"; transport/session errors), and the runner's own
+failures (spawn, budget, timeouts), which end a run before the CLI could decide it:
+
+1. cancel requested → ``cancelled`` (a cancelled run is never reported as a failure);
+2. the runner failed the run (it never started, or a first-output / inactivity
+   timeout killed it) → ``failed``;
+3. the session finished ``failed``, or any in-stream ``error`` event was published
+   → ``failed``; a session that finished ``cancelled`` → ``cancelled``;
+4. exit code 0 → ``succeeded``;
+5. a two-way session completed cleanly and the process then ended by SIGTERM (or
+   exited 130) → ``succeeded`` (the runner terminates servers that stay alive);
+6. artifacts were produced and the process ended with 0, SIGTERM or 130 → ``succeeded``;
+7. any other non-zero exit after artifacts were produced → ``succeeded`` (salvage);
+8. a clean terminal turn was seen → ``succeeded``; otherwise ``failed``.
+
+Upstream's ``artifactQuietShutdownRequested`` step is not modelled: this runner has no
+artifact quiet period, so that fact is always false.
+"""
+
+from __future__ import annotations
+
+import enum
+import signal as _signal
+from dataclasses import dataclass
+
+from harness.protocols.base import RunStatus
+
+__all__ = ["CloseFacts", "RunOutcome", "classify_close_status"]
+
+#: ref §10.1 rule 3: ``code === 130 && signal === null`` (128 + SIGINT, a shell's exit).
+_EXIT_SIGINT = 130
+_SIGTERM = int(getattr(_signal, "SIGTERM", 15))
+
+
+class RunOutcome(str, enum.Enum):
+    """The run's verdict (upstream ``'succeeded' | 'failed' | 'canceled'``)."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class CloseFacts:
+    """What the runner knows when the process tree is gone."""
+
+    cancel_requested: bool = False
+    #: The runner itself failed the run (spawn, budget, timeout, write failure).
+    runner_failed: bool = False
+    exit_code: int | None = None
+    #: The signal that ended the process (POSIX), as a number.
+    signal: int | None = None
+    #: How the two-way session finished (``None`` for one-way formats or no Finished).
+    session_status: RunStatus | None = None
+    #: At least one ``error`` event was published.
+    stream_error: bool = False
+    #: A terminal turn that did not fail was seen (ref §2.1.8 ``turnCompletedCleanly``).
+    turn_completed_cleanly: bool = False
+    #: Plain-stream artifacts were written into the project this run.
+    artifact_produced: bool = False
+
+
+def _ended_by_sigterm_or_130(facts: CloseFacts) -> bool:
+    if facts.exit_code is None and facts.signal == _SIGTERM:
+        return True
+    return facts.exit_code == _EXIT_SIGINT and facts.signal is None
+
+
+def classify_close_status(facts: CloseFacts) -> RunOutcome:
+    """ref §10.1 ``classifyChatRunCloseStatus`` plus the failure paths of ref §1.2."""
+    if facts.cancel_requested:
+        return RunOutcome.CANCELLED  # ref §10.1 rule 1
+    if facts.runner_failed:
+        return RunOutcome.FAILED
+    if facts.session_status is RunStatus.FAILED or facts.stream_error:
+        return RunOutcome.FAILED  # ref §1.2 paths 1 and 2; ref §10.1 "flips the run to failed"
+    if facts.session_status is RunStatus.CANCELLED:
+        return RunOutcome.CANCELLED
+    if facts.exit_code == 0:
+        return RunOutcome.SUCCEEDED  # ref §10.1 rule 2
+    clean_completion = facts.session_status is RunStatus.COMPLETED
+    if clean_completion and _ended_by_sigterm_or_130(facts):
+        return RunOutcome.SUCCEEDED  # ref §10.1 rule 3 (acpCleanCompletion)
+    if facts.artifact_produced and (facts.exit_code == 0 or _ended_by_sigterm_or_130(facts)):
+        return RunOutcome.SUCCEEDED  # ref §10.1 rule 5 (#5528 salvage)
+    if facts.exit_code is not None and facts.exit_code != 0 and facts.artifact_produced:
+        return RunOutcome.SUCCEEDED  # ref §10.1 rule 6
+    if facts.turn_completed_cleanly or clean_completion:
+        return RunOutcome.SUCCEEDED  # ref §10.1 rule 7
+    return RunOutcome.FAILED
