@@ -1,0 +1,237 @@
+"""Interactive approval prompts: which CLIs stop at one, and what argv makes them not ask.
+
+Seed 000 §10: "the daemon runs agent CLIs without a TTY, so it must not rely on an
+interactive tool-approval prompt to make progress" (§5.9); each def's headless arg builder
+"intentionally choose[s] non-interactive permission modes". This module is the fakes' side of
+that contract, written from each CLI's own documentation and independent of the defs, so a
+test can hold a def's ``headless_flags`` against it (rule HEADLESS-DECLARED-001):
+
+* :data:`GATES`: the one-way CLIs that ask on their terminal before a tool runs, each with
+  the argv that is its "do not ask" posture, the question it asks and the seed citation;
+* :data:`NO_TERMINAL_PROMPT`: the one-way CLIs that never ask on a terminal, with the reason;
+* :data:`PROTOCOL_APPROVAL_FORMATS`: two-way formats whose approval requests are protocol
+  messages the host's session answers, never a terminal prompt.
+
+The emulators run with a pipe for stdin, where most of them answer a missing posture the
+headless way (claude and copilot deny the tool, qwen lacks it in its registry). On a real
+terminal the real CLIs ask and wait instead; :func:`ask_on_terminal` plays that part for
+``python -m fake_clis.approval_demo`` (rule HEADLESS-TTY-001). Gates marked ``native`` belong
+to emulators that already ask and wait themselves (deepseek, aider, atomcode), so the demo
+does not ask a second time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "GATES",
+    "NO_TERMINAL_PROMPT",
+    "PROTOCOL_APPROVAL_FORMATS",
+    "ApprovalGate",
+    "Posture",
+    "ask_on_terminal",
+    "gate_for",
+]
+
+#: argv -> True when the CLI will run tools without asking.
+Posture = Callable[[Sequence[str]], bool]
+
+
+def _flag(*names: str) -> Posture:
+    """Any of ``names`` present as a flag (``--x`` or ``--x=...``)."""
+
+    def check(argv: Sequence[str]) -> bool:
+        return any(arg.split("=", 1)[0] in names for arg in argv)
+
+    return check
+
+
+def _option(name: str, *values: str) -> Posture:
+    """``name`` given one of ``values`` (``--name value`` or ``--name=value``)."""
+
+    def check(argv: Sequence[str]) -> bool:
+        for i, arg in enumerate(argv):
+            if arg == name and i + 1 < len(argv) and argv[i + 1] in values:
+                return True
+            if arg.startswith(name + "=") and arg.split("=", 1)[1] in values:
+                return True
+        return False
+
+    return check
+
+
+def _either(*postures: Posture) -> Posture:
+    def check(argv: Sequence[str]) -> bool:
+        return any(p(argv) for p in postures)
+
+    return check
+
+
+@dataclass(frozen=True)
+class ApprovalGate:
+    """One CLI's interactive approval prompt."""
+
+    agent_id: str
+    #: True when ``argv`` is the CLI's do-not-ask posture.
+    bypassed: Posture
+    #: What it asks before the scenario's file write (``hello.html``), as printed.
+    question: str
+    #: Where the posture is documented.
+    citation: str
+    #: The emulator asks and waits by itself; the demo does not add a question.
+    native: bool = False
+
+    @property
+    def denial(self) -> str:
+        return f"{self.agent_id}: the tool call was not approved; nothing was run"
+
+
+_CLAUDE_POSTURE = _either(
+    _option("--permission-mode", "bypassPermissions"), _flag("--dangerously-skip-permissions")
+)
+_WRITE = "hello.html"
+
+GATES: Mapping[str, ApprovalGate] = {
+    gate.agent_id: gate
+    for gate in (
+        ApprovalGate(
+            "claude",
+            _CLAUDE_POSTURE,
+            f"Claude wants to write {_WRITE}. Do you want to proceed? [y/N] ",
+            "seed 000 §5.1, §10",
+        ),
+        ApprovalGate(
+            "codebuddy",
+            _either(_CLAUDE_POSTURE, _flag("-y")),
+            f"CodeBuddy wants to write {_WRITE}. Do you want to proceed? [y/N] ",
+            "ref §8.3",
+        ),
+        ApprovalGate(
+            "amp",
+            _flag("--dangerously-allow-all"),
+            f"Allow Amp to create {_WRITE}? [y/N] ",
+            "seed 000 §10",
+        ),
+        ApprovalGate(
+            "cursor-agent",
+            _flag("--force"),
+            f"Run write on {_WRITE}? [y/N] ",
+            "seed 000 §5.5, §10",
+        ),
+        ApprovalGate(
+            "copilot",
+            _flag("--allow-all-tools", "--allow-all", "--yolo"),
+            f"Allow Copilot to use the create tool on {_WRITE}? [y/N] ",
+            "seed 000 §5.7",
+        ),
+        ApprovalGate(
+            "qoder",
+            _flag("--yolo"),
+            f"Allow Write {_WRITE}? [y/N] ",
+            "seed 000 §5.8",
+        ),
+        ApprovalGate(
+            "qwen",
+            _either(_flag("--yolo", "-y"), _option("--approval-mode", "yolo")),
+            f"Apply this change to {_WRITE}? [y/N] ",
+            "ref §8.3",
+        ),
+        ApprovalGate(
+            "opencode",
+            _flag("--dangerously-skip-permissions", "--auto"),
+            f"Permission required: write {_WRITE}. Allow? [y/N] ",
+            "seed 000 §5.6, §10",
+        ),
+        ApprovalGate(
+            "byok-opencode",
+            _flag("--dangerously-skip-permissions", "--auto"),
+            f"Permission required: write {_WRITE}. Allow? [y/N] ",
+            "seed 000 §5.2, §10",
+        ),
+        ApprovalGate(
+            "gemini",
+            _either(_flag("--yolo", "-y"), _option("--approval-mode", "yolo")),
+            f"Allow WriteFile {_WRITE}? [y/N] ",
+            "ref §8.3",
+        ),
+        # Emulators that ask by themselves (fake_clis/plain.py); the text is theirs.
+        ApprovalGate(
+            "deepseek",
+            _flag("--auto"),
+            f"Approve write {_WRITE}? [y/N] ",
+            "seed 000 §5.11",
+            native=True,
+        ),
+        ApprovalGate(
+            "aider",
+            _flag("--yes-always"),
+            f"Create new file {_WRITE}? (Y)es/(N)o [Yes]: ",
+            "ref §8.3",
+            native=True,
+        ),
+        ApprovalGate(
+            "atomcode",
+            _flag("-y", "--yes"),
+            f"Allow write {_WRITE}? [y/N] ",
+            "ref §8.3",
+            native=True,
+        ),
+    )
+}
+
+#: One-way CLIs that never ask on a terminal, and why.
+NO_TERMINAL_PROMPT: Mapping[str, str] = {
+    "codex": (
+        "`codex exec` runs non-interactively and never asks; its posture is the sandbox "
+        "mode it is given (seed 000 §5.3, §10)"
+    ),
+    "grok-build": (
+        "the seeds document no approval prompt or posture flag for the `--prompt-file` print "
+        "mode the def targets (seed 002 §6.2; ref §8.3)"
+    ),
+    "antigravity": (
+        "print mode (`agy -p -`) has no approval prompt in the seeds; failures go to the log "
+        "file only (seed 002 §4.4)"
+    ),
+    "mimo": "the seeds give mimo no approval prompt and no posture flag (seed 000 §10)",
+}
+
+#: Two-way formats: approval is a protocol request the host session answers.
+PROTOCOL_APPROVAL_FORMATS: Mapping[str, str] = {
+    "acp-json-rpc": "session/request_permission is answered by the client (wire §A.1.2)",
+    "pi-rpc": "extension dialogs are auto-resolved by the host (seed 000 §5.10)",
+    "dsh-profile-jsonl": "the profile applies OD's unattended permission policy (seed 001 §14)",
+}
+
+
+def gate_for(agent_id: str) -> ApprovalGate:
+    try:
+        return GATES[agent_id]
+    except KeyError:
+        known = ", ".join(sorted(GATES))
+        raise KeyError(f"no approval gate for {agent_id!r}; gates exist for: {known}") from None
+
+
+def _read_line(fd: int) -> bytes | None:
+    """One line from ``fd``, read a byte at a time so nothing after it is consumed."""
+    line = bytearray()
+    while True:
+        byte = os.read(fd, 1)
+        if not byte:
+            return bytes(line) if line else None
+        if byte == b"\n":
+            return bytes(line)
+        line += byte
+
+
+def ask_on_terminal(gate: ApprovalGate, *, stdin_fd: int = 0, stderr_fd: int = 2) -> bool:
+    """Print ``gate.question`` and wait for the answer; only ``y``/``yes`` approves.
+
+    This blocks for as long as nobody answers: the hang a headless run must never reach.
+    """
+    os.write(stderr_fd, gate.question.encode("utf-8"))
+    answer = _read_line(stdin_fd)
+    return answer is not None and answer.strip().lower() in (b"y", b"yes")
