@@ -1,0 +1,424 @@
+"""Loading an adapter author's own def file: ``harness conform --def mydef.py``.
+
+:func:`load_def_file` imports a ``.py`` file by path and collects the
+:class:`~harness.defs.types.AgentDef` objects it exports as ``AGENT_DEF`` (one) or
+``AGENT_DEFS`` (a list or tuple; both may be present). It never crashes on a broken file
+(rule DEFCHECK-LOAD-001): everything wrong becomes one :class:`DefFileError` whose
+problems each name the file and where in it --
+
+* ``mydef.py:12:5: syntax error: invalid syntax`` for a file Python cannot compile;
+* ``mydef.py:7: importing the def file raised NameError: ...`` for one that fails to run;
+* ``mydef.py: AGENT_DEF.stream_format: unknown format 'foo'; known: ...`` for a def that
+  is not valid data, naming the def (``AGENT_DEF`` or ``AGENT_DEFS[i]``) and the field.
+
+The data checks are the ones the engine relies on before a run (the registry's
+invariants, ``harness/defs/registry.py``: DEF-ID-001, DEF-BUDGET-001/002, DEF-FORMAT-001)
+plus the field types a frozen dataclass does not enforce (a list where a tuple belongs
+makes a def unhashable; a string where an enum belongs is silently never equal to it).
+
+The file's directory is on ``sys.path`` while it runs, so it may import its neighbours.
+Loading runs the file's top-level code in this process: load only files you trust.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+import traceback
+import types
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from harness.defs.types import (
+    ID_PATTERN,
+    AcpEnvFormat,
+    AgentDef,
+    AuthProbe,
+    CompatibilityProbe,
+    EnvStripRule,
+    EnvValueRule,
+    ListModels,
+    McpInjection,
+    ModelOption,
+    NodeWrapperNative,
+    PromptDelivery,
+    PromptInputFormat,
+    ResumeStyle,
+    Transport,
+    VersionPolicy,
+)
+from harness.errors import HarnessError
+from harness.streams import (
+    ONE_WAY_FORMATS,
+    TWO_WAY_FORMATS,
+    UnknownStreamFormatError,
+    validate_stream_format,
+)
+
+__all__ = ["DefFileError", "load_def_file", "validate_def_data"]
+
+_RULE = "DEFCHECK-LOAD-001"
+
+_STR_TUPLES = (
+    "fallback_bins",
+    "version_args",
+    "app_bundle_paths",
+    "bundled_paths",
+    "headless_flags",
+)
+_OPTIONAL_STRS = (
+    "bin_env_key",
+    "prompt_too_large_hint",
+    "default_model_env_var",
+    "acp_stdio_mcp_removed_in_version",
+    "pi_session_dir",
+    "transport_env_var",
+    "docs_url",
+    "install_url",
+)
+_BOOLS = (
+    "supports_image_paths",
+    "supports_custom_model",
+    "acp_turn_end_completes_prompt",
+    "pi_resume_via_process_args",
+)
+_TIMEOUTS = (
+    "version_probe_timeout_ms",
+    "help_probe_timeout_ms",
+    "acp_stage_timeout_ms",
+    "inactivity_timeout_ms",
+    "first_output_timeout_ms",
+)
+_ENUMS: dict[str, type[enum.Enum]] = {
+    "prompt_delivery": PromptDelivery,
+    "prompt_input_format": PromptInputFormat,
+    "resume_style": ResumeStyle,
+    "external_mcp_injection": McpInjection,
+    "acp_mcp_env_format": AcpEnvFormat,
+}
+_OPTIONAL_OBJECTS: dict[str, type] = {
+    "node_wrapper_native": NodeWrapperNative,
+    "auth_probe": AuthProbe,
+    "list_models": ListModels,
+    "version_policy": VersionPolicy,
+    "compatibility_probe": CompatibilityProbe,
+}
+_OBJECT_TUPLES: dict[str, type] = {
+    "strip_env": EnvStripRule,
+    "env_value_rules": EnvValueRule,
+    "fallback_models": ModelOption,
+    "reasoning_options": ModelOption,
+}
+
+
+class DefFileError(HarnessError):
+    """A def file that cannot be loaded; ``problems`` has one line per thing wrong."""
+
+    code = "DEF_FILE_INVALID"
+
+    def __init__(self, path: str, problems: Iterable[str]) -> None:
+        self.path = path
+        self.problems = tuple(problems)
+        super().__init__("\n".join(self.problems), rule=_RULE)
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def _check_enum(where: str, value: object, enum_type: type[enum.Enum]) -> str | None:
+    if isinstance(value, enum_type):
+        return None
+    members = ", ".join(f"{enum_type.__name__}.{m.name}" for m in enum_type)
+    for member in enum_type:
+        if value == member.value and not isinstance(value, enum.Enum):
+            return (
+                f"{where}: must be {enum_type.__name__}.{member.name} "
+                f"(from harness.defs.types), not the plain value {value!r}"
+            )
+    return f"{where}: unknown value {value!r}; known: {members}"
+
+
+def _check_format(where: str, stream_format: object, event_parser: object) -> list[str]:
+    known = sorted(set(ONE_WAY_FORMATS) | TWO_WAY_FORMATS)
+    if not isinstance(stream_format, str) or stream_format not in known:
+        return [
+            f"{where}.stream_format: unknown format {stream_format!r}; known: {', '.join(known)}"
+        ]
+    if event_parser is not None and not isinstance(event_parser, str):
+        return [f"{where}.event_parser: must be a string or None, got {_type_name(event_parser)}"]
+    try:
+        validate_stream_format(stream_format, event_parser)
+    except UnknownStreamFormatError as exc:
+        return [f"{where}.event_parser: {exc}"]
+    except Exception as exc:  # the engine's parser module for this format did not import
+        return [
+            f"{where}.stream_format: the engine's parser for {stream_format!r} did not load "
+            f"({type(exc).__name__}: {exc}), so event_parser cannot be checked"
+        ]
+    return []
+
+
+def _check_str_tuple(where: str, value: object, *, optional: bool = False) -> str | None:
+    if optional and value is None:
+        return None
+    if not isinstance(value, tuple):
+        return f"{where}: must be a tuple of strings, got {_type_name(value)}"
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            return f"{where}[{i}]: must be a string, got {_type_name(item)}"
+    return None
+
+
+def _check_str_map(where: str, value: object, *, non_empty: bool = False) -> str | None:
+    if not isinstance(value, Mapping):
+        return f"{where}: must be a mapping of strings to strings, got {_type_name(value)}"
+    for key, item in value.items():
+        if not isinstance(key, str) or (non_empty and not key):
+            return f"{where}: key {key!r} must be a non-empty string"
+        if not isinstance(item, str) or (non_empty and not item):
+            return f"{where}[{key!r}]: must be a non-empty string, got {item!r}"
+    return None
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _check_transports(where: str, defn: AgentDef) -> list[str]:
+    problems: list[str] = []
+    name = defn.transport_name
+    if not isinstance(name, str) or not name:
+        problems.append(f"{where}.transport_name: must be a non-empty string, got {name!r}")
+    alts = defn.alt_transports
+    if not isinstance(alts, tuple):
+        return [*problems, f"{where}.alt_transports: must be a tuple, got {_type_name(alts)}"]
+    names = [name]
+    for i, alt in enumerate(alts):
+        at = f"{where}.alt_transports[{i}]"
+        if not isinstance(alt, Transport):
+            problems.append(f"{at}: must be a Transport, got {_type_name(alt)}")
+            continue
+        if not isinstance(alt.name, str) or not alt.name:
+            problems.append(f"{at}.name: must be a non-empty string, got {alt.name!r}")
+        elif alt.name in names:
+            problems.append(f"{at}.name: transport {alt.name!r} is declared twice")
+        names.append(alt.name)
+        problems += _check_format(at, alt.stream_format, alt.event_parser)
+        if not callable(alt.build_args):
+            problems.append(f"{at}.build_args: must be callable, got {_type_name(alt.build_args)}")
+        bad = _check_enum(f"{at}.prompt_delivery", alt.prompt_delivery, PromptDelivery)
+        if bad:
+            problems.append(bad)
+    default = defn.default_transport
+    if default is not None and default not in names:
+        problems.append(
+            f"{where}.default_transport: {default!r} is not a transport of this def; "
+            f"known: {', '.join(str(n) for n in names)}"
+        )
+    return problems
+
+
+def validate_def_data(defn: AgentDef, where: str) -> list[str]:
+    """Every field problem of ``defn``, each as ``"<where>.<field>: <problem>"``."""
+    problems: list[str] = []
+
+    def add(problem: str | None) -> None:
+        if problem:
+            problems.append(problem)
+
+    # identity (ref §6 id pattern; DEF-ID-001)
+    if not isinstance(defn.id, str) or not ID_PATTERN.match(defn.id):
+        add(f"{where}.id: {defn.id!r} does not match {ID_PATTERN.pattern}")
+    for name in ("name", "bin"):
+        value = getattr(defn, name)
+        if not isinstance(value, str) or not value.strip():
+            add(f"{where}.{name}: must be a non-empty string, got {value!r}")
+    if not callable(defn.build_args):
+        add(f"{where}.build_args: must be callable, got {_type_name(defn.build_args)}")
+    # streams (seed 000 §1; DEF-FORMAT-001)
+    problems += _check_format(where, defn.stream_format, defn.event_parser)
+    for name, enum_type in _ENUMS.items():
+        add(_check_enum(f"{where}.{name}", getattr(defn, name), enum_type))
+    # prompt budget (seed 000 §12; DEF-BUDGET-001 / DEF-BUDGET-002)
+    budget = defn.max_prompt_arg_bytes
+    argv_delivery = defn.prompt_delivery is PromptDelivery.ARGV or any(
+        isinstance(t, Transport) and t.prompt_delivery is PromptDelivery.ARGV
+        for t in (defn.alt_transports if isinstance(defn.alt_transports, tuple) else ())
+    )
+    if argv_delivery and not _positive_int(budget):
+        add(
+            f"{where}.max_prompt_arg_bytes: argv prompt delivery needs a positive integer "
+            f"budget, got {budget!r}"
+        )
+    elif not argv_delivery and budget is not None:
+        add(
+            f"{where}.max_prompt_arg_bytes: only argv prompt delivery takes a budget, got "
+            f"{budget!r}"
+        )
+    # plain fields
+    for name in _STR_TUPLES:
+        add(_check_str_tuple(f"{where}.{name}", getattr(defn, name)))
+    add(_check_str_tuple(f"{where}.help_args", defn.help_args, optional=True))
+    for name in _OPTIONAL_STRS:
+        value = getattr(defn, name)
+        if value is not None and not isinstance(value, str):
+            add(f"{where}.{name}: must be a string or None, got {_type_name(value)}")
+    for name in _BOOLS:
+        value = getattr(defn, name)
+        if not isinstance(value, bool):
+            add(f"{where}.{name}: must be True or False, got {value!r}")
+    for name in _TIMEOUTS:
+        value = getattr(defn, name)
+        if value is not None and not _positive_int(value):
+            add(f"{where}.{name}: must be a positive integer (ms) or None, got {value!r}")
+    add(_check_str_map(f"{where}.env", defn.env))
+    add(_check_str_map(f"{where}.capability_flags", defn.capability_flags, non_empty=True))
+    for name, cls in _OPTIONAL_OBJECTS.items():
+        value = getattr(defn, name)
+        if value is not None and not isinstance(value, cls):
+            add(f"{where}.{name}: must be a {cls.__name__} or None, got {_type_name(value)}")
+    for name, cls in _OBJECT_TUPLES.items():
+        value = getattr(defn, name)
+        if not isinstance(value, tuple):
+            add(f"{where}.{name}: must be a tuple of {cls.__name__}, got {_type_name(value)}")
+            continue
+        for i, item in enumerate(value):
+            if not isinstance(item, cls):
+                add(f"{where}.{name}[{i}]: must be a {cls.__name__}, got {_type_name(item)}")
+    if isinstance(defn.fallback_models, tuple) and not defn.fallback_models:
+        add(f"{where}.fallback_models: must list at least the default option")
+    problems += _check_transports(where, defn)
+    return problems
+
+
+def _module_name(path: Path) -> str:
+    digest = hashlib.sha1(str(path).encode("utf-8")).hexdigest()[:12]
+    stem = re.sub(r"\W", "_", path.stem) or "def"
+    return f"_harness_def_file_{stem}_{digest}"
+
+
+def _error_line(exc: BaseException, filename: str) -> int | None:
+    line: int | None = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(frame.filename) == filename:
+            line = frame.lineno
+    return line
+
+
+def _import(path: Path, shown: str) -> types.ModuleType:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        problem = f"{shown}: cannot read the def file: {exc.strerror or exc}"
+        raise DefFileError(shown, [problem]) from None
+    try:
+        source = importlib.util.decode_source(raw)
+        code = compile(source, str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f"{shown}:{exc.lineno}" + (f":{exc.offset}" if exc.offset else "")
+        raise DefFileError(shown, [f"{where}: syntax error: {exc.msg}"]) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DefFileError(shown, [f"{shown}: not valid Python source: {exc}"]) from None
+    name = _module_name(path)
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    directory = str(path.parent)
+    sys.modules[name] = module
+    sys.path.insert(0, directory)
+    try:
+        exec(code, module.__dict__)
+    except (Exception, SystemExit) as exc:
+        sys.modules.pop(name, None)
+        line = _error_line(exc, str(path))
+        where = f"{shown}:{line}" if line is not None else shown
+        raise DefFileError(
+            shown, [f"{where}: importing the def file raised {type(exc).__name__}: {exc}"]
+        ) from None
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(directory)
+    return module
+
+
+def _collect(module: types.ModuleType, shown: str) -> list[tuple[str, AgentDef]]:
+    found: list[tuple[str, AgentDef]] = []
+    problems: list[str] = []
+    has_one = hasattr(module, "AGENT_DEF")
+    has_many = hasattr(module, "AGENT_DEFS")
+    if not has_one and not has_many:
+        raise DefFileError(
+            shown, [f"{shown}: defines neither AGENT_DEF (one AgentDef) nor AGENT_DEFS (a list)"]
+        )
+    if has_many:
+        many = module.AGENT_DEFS
+        if not isinstance(many, (list, tuple)):
+            problems.append(
+                f"{shown}: AGENT_DEFS: must be a list or tuple of AgentDef, got {_type_name(many)}"
+            )
+        else:
+            for i, item in enumerate(many):
+                if isinstance(item, AgentDef):
+                    found.append((f"AGENT_DEFS[{i}]", item))
+                else:
+                    problems.append(
+                        f"{shown}: AGENT_DEFS[{i}]: must be a harness.defs.types.AgentDef, got "
+                        f"{_type_name(item)}"
+                    )
+    if has_one:
+        one = module.AGENT_DEF
+        if not isinstance(one, AgentDef):
+            problems.append(
+                f"{shown}: AGENT_DEF: must be a harness.defs.types.AgentDef, got {_type_name(one)}"
+            )
+        elif not any(d is one for _, d in found):
+            found.insert(0, ("AGENT_DEF", one))
+    if problems:
+        raise DefFileError(shown, problems)
+    if not found:
+        raise DefFileError(shown, [f"{shown}: AGENT_DEFS is empty"])
+    return found
+
+
+def load_def_file(
+    path: str | os.PathLike[str], *, reserved_ids: Iterable[str] = ()
+) -> list[AgentDef]:
+    """The defs of an adapter author's ``.py`` file, validated as data first.
+
+    ``reserved_ids`` (e.g. the built-in ids) may not be reused. Raises
+    :class:`DefFileError` listing every problem; never any other exception for a broken
+    file (DEFCHECK-LOAD-001).
+    """
+    shown = os.fspath(path)
+    file = Path(shown)
+    if file.suffix != ".py":
+        raise DefFileError(shown, [f"{shown}: not a Python file (expected a .py path)"])
+    if not file.is_file():
+        raise DefFileError(shown, [f"{shown}: no such file"])
+    module = _import(file.resolve(), shown)
+    found = _collect(module, shown)
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    reserved = set(reserved_ids)
+    for where, defn in found:
+        try:
+            problems += [f"{shown}: {p}" for p in validate_def_data(defn, where)]
+        except Exception as exc:  # a value so odd that inspecting it raised
+            problems.append(f"{shown}: {where}: cannot be validated: {type(exc).__name__}: {exc}")
+            continue
+        if isinstance(defn.id, str):
+            if defn.id in seen:
+                problems.append(
+                    f"{shown}: {where}.id: duplicate id {defn.id!r} (also {seen[defn.id]})"
+                )
+            elif defn.id in reserved:
+                problems.append(f"{shown}: {where}.id: {defn.id!r} is already a built-in id")
+            seen.setdefault(defn.id, where)
+    if problems:
+        raise DefFileError(shown, problems)
+    return [d for _, d in found]
