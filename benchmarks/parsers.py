@@ -199,7 +199,7 @@ def main() -> int:
     opts = ap.parse_args()
     big = 2 * 1024 * 1024 if opts.quick else 10 * 1024 * 1024
     small, large = (256 * 1024, 1024 * 1024) if opts.quick else (1024 * 1024, 4 * 1024 * 1024)
-    repeat = 1 if opts.quick else 3
+    repeat = 1 if opts.quick else 5
     failed = False
 
     print(f"throughput on >= {big / 1e6:.0f} MB (ratio = floor time / parser time; target >= 0.5)")

@@ -74,11 +74,13 @@ def tool_result_of(tool_name: str, state: dict[str, Any]) -> ToolResult | None:
     if status not in _TERMINAL_STATUSES:
         return None
     metadata = state.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
-    has_nonzero_exit = any(
-        is_finite_number(code) and code != 0
-        for code in (state.get("exit"), state.get("exitCode"), metadata.get("exit"))
-    )
+    meta_exit = metadata.get("exit") if isinstance(metadata, dict) else None
+    has_nonzero_exit = False
+    for code in (state.get("exit"), state.get("exitCode"), meta_exit):
+        # ``None`` first: most parts carry no exit code at all.
+        if code is not None and is_finite_number(code) and code != 0:
+            has_nonzero_exit = True
+            break
     error = state.get("error")
     explicit_error = (
         error
@@ -169,7 +171,11 @@ class OpenCodeHandler:
     def _tool(self, obj: dict[str, Any], tool: str, call_id: str, state: object) -> None:
         """OPENCODE-DEDUPE-001 (seed 002 §7.3 ``openCodeToolUses``): once per session:call key."""
         session = obj.get("sessionID")
-        key = f"{_js_template(session) if js_truthy(session) else 'session'}:{call_id}"
+        if type(session) is str:
+            # The common case: a string id ("" is falsy in JS, hence 'session').
+            key = f"{session or 'session'}:{call_id}"
+        else:
+            key = f"{_js_template(session) if js_truthy(session) else 'session'}:{call_id}"
         state_part = state if isinstance(state, dict) else None
         if key not in self._tool_uses:
             self._tool_uses.add(key)
