@@ -98,8 +98,9 @@ _POLL_MS = 10.0
 _SNAPSHOT_MS = 500.0
 #: After the tree is gone, how long pipes may stay open (held by an escaped process).
 _DRAIN_MS = 1000.0
-#: After SIGKILL, how long to wait for the tree before reporting survivors.
-_KILL_WAIT_MS = 2000.0
+#: After SIGKILL, how long to wait for the tree before reporting survivors (a killed
+#: process still waits for an uninterruptible disk read to end before it dies).
+_KILL_WAIT_MS = 5000.0
 #: ref §10.1: ``turnCompletedCleanly`` is set by the claude-stream-json bookkeeping
 #: (``applyClaudeStreamJsonRunBookkeeping``, ref §2.1.8); other one-way formats have no
 #: clean-completion signal and are judged by their exit code.
@@ -676,15 +677,25 @@ class _Run:
         )
 
     async def _emergency_stop(self) -> None:
-        """The awaiting task was cancelled or a callback raised: kill and reap, then re-raise."""
-        if self.tree is not None:
-            self.tree.kill()
+        """The awaiting task was cancelled or a callback raised: kill and reap, then re-raise.
+
+        RUN-REAP-001 holds here too: the leader is reaped and no owned process is alive
+        (bounded by the kill wait) before the exception propagates.
+        """
+        tree = self.tree
+        if tree is not None:
+            tree.kill()
         protocol = self.protocol
-        if protocol is not None:
-            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(protocol.exited), _KILL_WAIT_MS / 1000)
-        if self.tree is not None and self.tree.survivors():
-            self.tree.kill()
+        deadline = _now() + _KILL_WAIT_MS
+        with contextlib.suppress(asyncio.CancelledError):
+            if protocol is not None:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(protocol.exited), _KILL_WAIT_MS / 1000)
+                if protocol.exited.done() and tree is not None:
+                    tree.mark_root_exited()
+            while tree is not None and tree.survivors() and _now() < deadline:
+                tree.kill()
+                await asyncio.sleep(_POLL_MS / 1000)
         if self.transport is not None:
             self.transport.close()
 

@@ -51,7 +51,7 @@ class _Format:
     fields: Callable[[AgentDef, RunRequest, str, Mapping[str, str], str], dict[str, Any]]
 
 
-def _acp_fields(
+def _no_fields(
     defn: AgentDef, req: RunRequest, cwd: str, env: Mapping[str, str], platform: str
 ) -> dict[str, Any]:
     return {}
@@ -113,10 +113,10 @@ def _codex_fields(
 
 
 _FORMATS: dict[str, _Format] = {
-    "acp-json-rpc": _Format("harness.protocols.acp:AcpSession", "cancel_grace_ms", _acp_fields),
+    "acp-json-rpc": _Format("harness.protocols.acp:AcpSession", "cancel_grace_ms", _no_fields),
     "pi-rpc": _Format("harness.protocols.pi_rpc:PiRpcSession", "graceful_shutdown_ms", _pi_fields),
     "dsh-profile-jsonl": _Format(
-        "harness.protocols.dsh:DshProfileSession", "cancel_grace_ms", _acp_fields
+        "harness.protocols.dsh:DshProfileSession", "cancel_grace_ms", _no_fields
     ),
     "codex-app-server": _Format(
         "harness.protocols.codex_app_server:CodexAppServerSession",

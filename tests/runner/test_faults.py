@@ -109,7 +109,7 @@ def test_nonzero_exit_after_partial_output_fails(world: FakeWorld) -> None:
 @pytest.mark.rule("RUN-TIMEOUT-IDLE-001")
 def test_hang_hits_the_inactivity_timeout_and_keeps_the_text(world: FakeWorld) -> None:
     # Generous enough that a slow interpreter start-up on a loaded machine is not "idle".
-    results = run_matrix(world, "hang", inactivity_timeout_ms=4000)
+    results = run_matrix(world, "hang", inactivity_timeout_ms=8000)
 
     def check(result: RunResult) -> list[str]:
         problems = _failed_typed(result, "RUN_INACTIVITY_TIMEOUT")
@@ -129,7 +129,8 @@ def test_stall_hits_the_first_output_timeout(world: FakeWorld) -> None:
         problems = _failed_typed(result, "RUN_FIRST_OUTPUT_TIMEOUT")
         if result.first_output_ms is not None:
             problems.append("a substantive event was recorded")
-        if not 2500 <= result.duration_ms < 2500 + 10_000:
+        # The stall is 60 s: ending well before proves the deadline cut it.
+        if not 2500 <= result.duration_ms < 45_000:
             problems.append(f"took {result.duration_ms:.0f} ms")
         return problems
 
@@ -272,13 +273,14 @@ def test_spawn_tree_cancel_kills_child_and_grandchild_that_ignore_sigterm(
     result, helpers = asyncio.run(main())
     assert len(helpers) >= 2, "the fake never started its helper processes"
     assert result.status is RunOutcome.CANCELLED
+    assert result.error is None, result.error
     assert result.cancel_requested
     for pid in helpers:
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie"
     # Forced: the helpers ignore SIGTERM, so only the SIGKILL after the grace stops them.
     assert result.cancel_latency_ms is not None
     assert result.cancel_latency_ms >= grace * 0.9
-    assert result.cancel_latency_ms < 300 + grace + 5000
+    assert result.cancel_latency_ms < 300 + grace + 15_000
 
 
 @pytest.mark.rule("RUN-PUMP-001")
@@ -337,7 +339,7 @@ def test_ignore_stdin_is_stopped_after_completion_or_by_the_watchdog(world: Fake
     process is terminated after the bound and the run succeeds (ref §10.1 rules 3, 7).
     A text-stdin CLI has none: the inactivity watchdog stops it and the run fails.
     """
-    results = run_matrix(world, "ignore_stdin", inactivity_timeout_ms=5000)
+    results = run_matrix(world, "ignore_stdin", inactivity_timeout_ms=8000)
 
     def check(result: RunResult) -> list[str]:
         completes = result.stream_format not in JSONL_ONE_WAY | {"plain"} or (
@@ -360,7 +362,7 @@ def test_ignore_stdin_is_stopped_after_completion_or_by_the_watchdog(world: Fake
 
 @pytest.mark.rule("RUN-TIMEOUT-IDLE-001")
 def test_slow_output_is_not_inactivity(world: FakeWorld) -> None:
-    results = run_matrix(world, "slow", inactivity_timeout_ms=4000)
+    results = run_matrix(world, "slow", inactivity_timeout_ms=15_000)
 
     def check(result: RunResult) -> list[str]:
         text = "".join(text_of(result.events).split())

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -53,9 +52,7 @@ def test_random_cancels_leave_zero_processes(world: FakeWorld, tmp_path: Path) -
     async def main() -> list[RunResult]:
         return [await one(delay) for delay in delays]
 
-    started = time.monotonic()
     results = asyncio.run(main())
-    elapsed = time.monotonic() - started
 
     assert len(results) == RUNS
     assert all(r.status is RunOutcome.CANCELLED for r in results)
@@ -63,4 +60,3 @@ def test_random_cancels_leave_zero_processes(world: FakeWorld, tmp_path: Path) -
     # Nothing of any run is alive now; the autouse leak check fails the test otherwise,
     # including orphans re-parented away from this process (found by their env token).
     assert not [p for p in psutil.Process().children(recursive=True) if p.status() != "zombie"]
-    assert elapsed < 90, f"{RUNS} runs took {elapsed:.0f} s"

@@ -50,7 +50,7 @@ def test_noise_does_not_satisfy_the_first_output_deadline(world: FakeWorld) -> N
     )
     cases = [("claude", None), ("codex", "exec-json")]
     results = run_all(
-        [world.request(a, scenario, transport=t, first_output_timeout_ms=2500) for a, t in cases]
+        [world.request(a, scenario, transport=t, first_output_timeout_ms=6000) for a, t in cases]
     )
     for result in results:
         assert result.status is RunOutcome.FAILED
@@ -85,13 +85,13 @@ def test_a_prompt_answer_meets_the_deadline(world: FakeWorld) -> None:
 def test_stderr_activity_resets_the_inactivity_timer(world: FakeWorld) -> None:
     ticks: list[dict[str, object]] = []
     for _ in range(6):
-        ticks += [{"kind": "sleep", "ms": 500}, {"kind": "stderr", "text": "tick\n"}]
+        ticks += [{"kind": "sleep", "ms": 1000}, {"kind": "stderr", "text": "tick\n"}]
     scenario = world.scenario_file(
         "ticking",
         [{"kind": "text", "text": "a"}, *ticks, {"kind": "text", "text": "b"}],
     )
-    # stdout is silent for ~3 s, longer than the timeout; stderr speaks every 0.5 s.
-    result = run_agent(world.request("qwen", scenario, inactivity_timeout_ms=2000))
+    # stdout is silent for ~6 s, longer than the timeout; stderr speaks every second.
+    result = run_agent(world.request("qwen", scenario, inactivity_timeout_ms=4000))
     assert result.succeeded, result.error
     assert "".join(text_of(result.events).split()) == "ab"
     assert result.stderr_tail.count("tick") == 6
@@ -108,7 +108,7 @@ def test_silence_on_both_pipes_trips_the_inactivity_timer(world: FakeWorld) -> N
             {"kind": "text", "text": "b"},
         ],
     )
-    result = run_agent(world.request("qwen", scenario, inactivity_timeout_ms=2500))
+    result = run_agent(world.request("qwen", scenario, inactivity_timeout_ms=5000))
     assert result.status is RunOutcome.FAILED
     assert result.error is not None
     assert result.error.code == RunErrorCode.INACTIVITY_TIMEOUT
