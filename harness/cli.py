@@ -1,6 +1,7 @@
 """The ``harness`` command.
 
-Subcommands: ``agents``, ``detect``, ``argv``, ``parse``. Errors go to stderr
+Subcommands: ``agents``, ``detect``, ``argv``, ``parse``, ``run``, ``fakes``,
+``replay``, ``mcp``, ``dsh``. Errors go to stderr
 with a non-zero exit: 2 for bad usage or bad input, 1 for a failed verdict
 (e.g. a prompt over budget, a capture whose stream fails).
 """

@@ -24,12 +24,14 @@ ENGINE = [
     *sorted((ROOT / "protocols").glob("*.py")),
     *sorted((ROOT / "mcp").glob("*.py")),
     *sorted((ROOT / "capture").glob("*.py")),
+    *sorted((ROOT / "runner").glob("*.py")),
     *[
         ROOT / name
         for name in (
             "launch.py",
             "detect.py",
             "run.py",
+            "redact.py",
             "prompt.py",
             "artifacts.py",
             "skills.py",
