@@ -153,8 +153,14 @@ class CaptureAdapter:
         return SessionRequest(prompt=PLACEHOLDER_PROMPT, cwd=PLACEHOLDER_CWD)
 
     def host_request(self, frames: Sequence[Any]) -> SessionRequest:
-        """The request the recorded client made, from its stdin (CAPTURE-HOSTINPUT-001)."""
-        raise NotImplementedError
+        """The request the recorded client made, from its stdin (CAPTURE-HOSTINPUT-001).
+
+        Every built-in adapter overrides this; a format without one reports it as a
+        typed error rather than a bare NotImplementedError.
+        """
+        raise HostInputError(
+            f"--host-input is not supported for {self.stream_format}", rule="CAPTURE-HOSTINPUT-001"
+        )
 
     def _missing(self, what: str) -> HostInputError:
         return HostInputError(
