@@ -90,7 +90,14 @@ from harness.runner.types import (
 )
 from harness.streams import StreamParser
 
-__all__ = ["TURN_BOOKKEEPING_FORMATS", "is_substantive", "run_agent", "run_agent_async"]
+__all__ = [
+    "TURN_BOOKKEEPING_FORMATS",
+    "OnEvent",
+    "OnWire",
+    "is_substantive",
+    "run_agent",
+    "run_agent_async",
+]
 
 #: How often the tree is polled while it is being stopped.
 _POLL_MS = 10.0
@@ -107,6 +114,10 @@ _KILL_WAIT_MS = 5000.0
 TURN_BOOKKEEPING_FORMATS = frozenset({"claude-stream-json"})
 
 OnEvent = Callable[[Event], None]
+#: Sees every byte on the wire: ``(direction, data, t_ms)`` with direction ``stdin``,
+#: ``stdout`` or ``stderr`` and ``t_ms`` the time since spawn; after the tree is reaped,
+#: ``("exit", b"", duration_ms)``. :class:`harness.record.RunRecorder` is one.
+OnWire = Callable[[str, bytes, float], None]
 
 
 def _now() -> float:
@@ -131,10 +142,15 @@ class _Run:
     """One run of one CLI (single use)."""
 
     def __init__(
-        self, request: RunRequest, on_event: OnEvent | None, cancel: asyncio.Event | None
+        self,
+        request: RunRequest,
+        on_event: OnEvent | None,
+        cancel: asyncio.Event | None,
+        on_wire: OnWire | None = None,
     ) -> None:
         self.req = request
         self.on_event = on_event
+        self.on_wire = on_wire
         self.cancel_event = cancel
         self.t0 = _now()
         self.platform = sys.platform
@@ -385,8 +401,10 @@ class _Run:
             self.last_activity = now
             if fd == 1:
                 self.counters["stdout_bytes"] += len(chunk)
+                self._tap("stdout", chunk, now)
                 self._stdout(chunk, now)
             elif fd == 2:
+                self._tap("stderr", chunk, now)
                 self.stderr.feed(chunk)
         elif kind == "eof":
             if value == 0:
@@ -499,6 +517,11 @@ class _Run:
             return
         pipe.write(data)
         self.counters["frames_written"] += 1
+        self._tap("stdin", data, _now())
+
+    def _tap(self, direction: str, data: bytes, now: float) -> None:
+        if self.on_wire is not None and data:
+            self.on_wire(direction, data, max(0.0, now - self.t_spawn))
 
     def _close_stdin(self) -> None:
         if self.stdin_closed:
@@ -725,7 +748,10 @@ class _Run:
             artifact_produced=bool(self.artifacts_written),
         )
         status = classify_close_status(facts)
-        return self._result(status, self._error_for(status))
+        result = self._result(status, self._error_for(status))
+        if self.on_wire is not None:
+            self.on_wire("exit", b"", result.duration_ms)
+        return result
 
     def _error_for(self, status: RunOutcome) -> RunError | None:
         if self.runner_error is not None:
@@ -767,13 +793,15 @@ async def run_agent_async(
     *,
     on_event: OnEvent | None = None,
     cancel: asyncio.Event | None = None,
+    on_wire: OnWire | None = None,
 ) -> RunResult:
     """Run one turn of ``request.defn`` and return what happened (never raises for the CLI).
 
-    ``on_event`` sees every event as it is published. Setting ``cancel`` cancels the run
-    in the seeds' order. Cancelling the awaiting task kills and reaps the tree first.
+    ``on_event`` sees every event as it is published; ``on_wire`` every byte written to
+    or read from the CLI (a recorder). Setting ``cancel`` cancels the run in the seeds'
+    order. Cancelling the awaiting task kills and reaps the tree first.
     """
-    return await _Run(request, on_event, cancel).execute()
+    return await _Run(request, on_event, cancel, on_wire).execute()
 
 
 def run_agent(
@@ -781,6 +809,7 @@ def run_agent(
     *,
     on_event: OnEvent | None = None,
     cancel: threading.Event | None = None,
+    on_wire: OnWire | None = None,
 ) -> RunResult:
     """:func:`run_agent_async` for synchronous callers (runs its own event loop).
 
@@ -790,7 +819,7 @@ def run_agent(
 
     async def main() -> RunResult:
         if cancel is None:
-            return await run_agent_async(request, on_event=on_event)
+            return await run_agent_async(request, on_event=on_event, on_wire=on_wire)
         loop = asyncio.get_running_loop()
         event = asyncio.Event()
         stop = threading.Event()
@@ -804,7 +833,9 @@ def run_agent(
         thread = threading.Thread(target=bridge, name="harness-run-cancel", daemon=True)
         thread.start()
         try:
-            return await run_agent_async(request, on_event=on_event, cancel=event)
+            return await run_agent_async(
+                request, on_event=on_event, cancel=event, on_wire=on_wire
+            )
         finally:
             stop.set()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import uuid
 from collections.abc import Callable, Mapping
@@ -100,6 +101,17 @@ def prepare(
     if not os.path.isdir(cwd):
         message = f"cwd {cwd!r} is not an existing directory"
         return Refusal(RunErrorCode.CWD_INVALID, message, "RUN-SPAWN-001", "runner", defn)
+    if req.argv_override is not None:
+        return _prepare_override(
+            req,
+            defn,
+            cwd=cwd,
+            base_env=base_env,
+            home=home,
+            platform=platform,
+            stack=stack,
+            now_ms=now_ms,
+        )
     resolution = _resolve(defn, req, base_env, platform, home)
     launch_path = resolution.launch_path
     if launch_path is None:
@@ -148,6 +160,63 @@ def prepare(
     except PromptTooLargeError as exc:
         return Refusal(exc.code, exc.message, exc.rule, "budget", defn)
     prepared = Prepared(defn=defn, launch_path=launch_path, args=args, child_env=child_env)
+    if defn.stream_format in TWO_WAY_FORMATS:
+        refused = _start_session(
+            prepared, req, cwd=cwd, platform=platform, home=home, now_ms=now_ms()
+        )
+        if refused is not None:
+            return refused
+    else:
+        prepared.parser = create_parser(defn.stream_format, defn.event_parser)
+    prepared.files_before, _ = snapshot_tree(cwd)
+    return prepared
+
+
+def _prepare_override(
+    req: RunRequest,
+    defn: AgentDef,
+    *,
+    cwd: str,
+    base_env: Mapping[str, str],
+    home: str,
+    platform: str,
+    stack: contextlib.ExitStack,
+    now_ms: Callable[[], float],
+) -> Prepared | Refusal:
+    """A user-given command (``harness record -- CMD ARGS``): no resolution, no build_args.
+
+    The def still owns everything after the spawn: the prompt delivery, the parser or
+    the session and the launch env.
+    """
+    override = list(req.argv_override or ())
+    if not override or not override[0]:
+        message = "the command to run is empty"
+        return Refusal(RunErrorCode.DEF_INVALID, message, "RUN-SPAWN-001", "runner", defn)
+    head = override[0]
+    found = head if os.path.dirname(head) else shutil.which(head, path=base_env.get("PATH"))
+    if found is None or not os.path.exists(found):
+        message = f"{head} not found on PATH"
+        return Refusal(RunErrorCode.EXECUTABLE_NOT_FOUND, message, "RUN-SPAWN-001", "runner", defn)
+    resolution = Resolution(
+        configured_override_path=found,
+        bundled_path=None,
+        path_resolved_path=None,
+        app_bundle_path=None,
+        selected_path=found,
+        launch_path=found,
+    )
+    child_env = launch_env(
+        base_env,
+        resolution,
+        platform=platform,
+        interpreter_dir=os.path.dirname(sys.executable),
+        home=home,
+        defn=defn,
+    )
+    prompt_file = prepare_prompt_file(defn, req.prompt)
+    if prompt_file is not None:
+        stack.enter_context(prompt_file)
+    prepared = Prepared(defn=defn, launch_path=found, args=override[1:], child_env=child_env)
     if defn.stream_format in TWO_WAY_FORMATS:
         refused = _start_session(
             prepared, req, cwd=cwd, platform=platform, home=home, now_ms=now_ms()

@@ -107,6 +107,10 @@ class RunRequest:
     cancel_grace_ms: int | None = None
     #: What ``~`` expands to (default: the child env's HOME / USERPROFILE, then ours).
     home: str | None = None
+    #: Run exactly this command instead of the def's executable and ``build_args``
+    #: (``harness record -- CMD ARGS``); the def still decides the prompt delivery,
+    #: the parser or session, and the env. ``argv_override[0]`` is resolved on PATH.
+    argv_override: Sequence[str] | None = None
 
 
 @dataclass(frozen=True)
