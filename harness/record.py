@@ -35,11 +35,13 @@ import enum
 import json
 import math
 import signal as _signal
+import sys
+import tempfile
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from harness.defs.types import AgentDef, PromptDelivery
 from harness.errors import HarnessError
@@ -57,6 +59,7 @@ __all__ = [
     "RecordingHeader",
     "RecordingVersionError",
     "RecordingWriter",
+    "RunRecorder",
     "format_recording",
     "load_recording",
     "parse_recording",
@@ -378,6 +381,73 @@ class RecordingWriter:
             # the boundary and the time stay in the recording (RECORD-BYTES-001).
             lines.append(_dumps(Chunk(slot.t_ms, slot.direction, slot.data).to_json()) + "\n")
         return "".join(lines)
+
+
+class RunRecorder:
+    """A runner tap (:class:`harness.runner.WireTap`) that writes a recording as the run goes.
+
+    Lines reach ``out`` as soon as the writer releases them and ``out`` is flushed
+    after each, so a run that dies half-way leaves every chunk up to the failure on
+    disk (the reader then names the missing exit line). ``cwd``/``home`` become
+    placeholders, and so does the temp dir; ``secrets`` are literal values to redact
+    besides the env's secret-named ones. ``expect`` pins how a replay must end.
+    """
+
+    def __init__(
+        self,
+        out: IO[str],
+        *,
+        cwd: str,
+        home: str | None = None,
+        tmp: str | None = None,
+        cli_version: str | None = None,
+        platform: str | None = None,
+        secrets: Iterable[str] = (),
+        created: str | None = None,
+        expect: Expectation | None = None,
+    ) -> None:
+        self._out = out
+        self._cwd = cwd
+        self._home = home
+        self._tmp = tmp if tmp is not None else tempfile.gettempdir()
+        self._cli_version = cli_version
+        self._platform = platform or sys.platform
+        self._secrets = tuple(secrets)
+        self._created = created
+        self._expect = expect
+        self._writer: RecordingWriter | None = None
+        self.complete = False
+
+    def spawned(self, defn: AgentDef, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        header = RecordingHeader.from_def(
+            defn,
+            argv=argv,
+            env=env,
+            platform=self._platform,
+            cli_version=self._cli_version,
+            created=self._created,
+        )
+        if self._expect is not None:
+            header = replace(header, expect=self._expect)
+        home = self._home or env.get("HOME") or env.get("USERPROFILE")
+        self._writer = RecordingWriter(
+            header, cwd=self._cwd, home=home, tmp=self._tmp, secrets=self._secrets
+        )
+        self._emit(self._writer.header_line())
+
+    def data(self, direction: str, data: bytes, t_ms: float) -> None:
+        if self._writer is not None:
+            self._emit(self._writer.chunk(direction, data, t_ms))
+
+    def exited(self, code: int | None, signal: int | None, duration_ms: float) -> None:
+        if self._writer is not None:
+            self._emit(self._writer.exit(code, signal, duration_ms))
+            self.complete = True
+
+    def _emit(self, text: str) -> None:
+        if text:
+            self._out.write(text)
+            self._out.flush()
 
 
 # -- the reader ---------------------------------------------------------------------------------

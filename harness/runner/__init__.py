@@ -9,19 +9,19 @@ loop), :mod:`~harness.runner.proctree` (owning and stopping the process tree),
 
 from __future__ import annotations
 
-from harness.runner.engine import OnEvent, OnWire, is_substantive, run_agent, run_agent_async
+from harness.runner.engine import OnEvent, WireTap, is_substantive, run_agent, run_agent_async
 from harness.runner.status import CloseFacts, RunOutcome, classify_close_status
 from harness.runner.types import RunError, RunErrorCode, RunRequest, RunResult
 
 __all__ = [
     "CloseFacts",
     "OnEvent",
-    "OnWire",
     "RunError",
     "RunErrorCode",
     "RunOutcome",
     "RunRequest",
     "RunResult",
+    "WireTap",
     "classify_close_status",
     "is_substantive",
     "run_agent",

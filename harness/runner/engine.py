@@ -54,8 +54,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from harness.defs.types import AgentDef, ResumeStyle
 from harness.events import Artifact, Error, Event, Raw, Status, TextDelta
@@ -93,7 +93,7 @@ from harness.streams import StreamParser
 __all__ = [
     "TURN_BOOKKEEPING_FORMATS",
     "OnEvent",
-    "OnWire",
+    "WireTap",
     "is_substantive",
     "run_agent",
     "run_agent_async",
@@ -114,10 +114,23 @@ _KILL_WAIT_MS = 5000.0
 TURN_BOOKKEEPING_FORMATS = frozenset({"claude-stream-json"})
 
 OnEvent = Callable[[Event], None]
-#: Sees every byte on the wire: ``(direction, data, t_ms)`` with direction ``stdin``,
-#: ``stdout`` or ``stderr`` and ``t_ms`` the time since spawn; after the tree is reaped,
-#: ``("exit", b"", duration_ms)``. :class:`harness.record.RunRecorder` is one.
-OnWire = Callable[[str, bytes, float], None]
+
+
+class WireTap(Protocol):
+    """Sees a run on the wire (a recorder: :class:`harness.record.RunRecorder`).
+
+    ``spawned`` once the process exists (the def as resolved through its transport, the
+    spawned argv unredacted and the child env: the tap scrubs what it keeps); ``data``
+    for every chunk written to stdin or read from stdout/stderr, ``t_ms`` after the
+    spawn; ``exited`` once the tree is reaped. Never called for a run refused before
+    the spawn.
+    """
+
+    def spawned(self, defn: AgentDef, argv: Sequence[str], env: Mapping[str, str]) -> None: ...
+
+    def data(self, direction: str, data: bytes, t_ms: float) -> None: ...
+
+    def exited(self, code: int | None, signal: int | None, duration_ms: float) -> None: ...
 
 
 def _now() -> float:
@@ -146,11 +159,11 @@ class _Run:
         request: RunRequest,
         on_event: OnEvent | None,
         cancel: asyncio.Event | None,
-        on_wire: OnWire | None = None,
+        tap: WireTap | None = None,
     ) -> None:
         self.req = request
         self.on_event = on_event
-        self.on_wire = on_wire
+        self.tap = tap
         self.cancel_event = cancel
         self.t0 = _now()
         self.platform = sys.platform
@@ -346,6 +359,8 @@ class _Run:
         self.tree = OwnedTree(self.pid)
         self.t_spawn = self.last_activity = _now()
         self.next_snapshot = self.t_spawn + _SNAPSHOT_MS
+        if self.tap is not None:
+            self.tap.spawned(self.defn, self.argv, prepared.child_env)
         watcher: asyncio.Future[Any] | None = None
         if self.cancel_event is not None:
             watcher = asyncio.ensure_future(self.cancel_event.wait())
@@ -520,8 +535,8 @@ class _Run:
         self._tap("stdin", data, _now())
 
     def _tap(self, direction: str, data: bytes, now: float) -> None:
-        if self.on_wire is not None and data:
-            self.on_wire(direction, data, max(0.0, now - self.t_spawn))
+        if self.tap is not None and data:
+            self.tap.data(direction, data, max(0.0, now - self.t_spawn))
 
     def _close_stdin(self) -> None:
         if self.stdin_closed:
@@ -749,8 +764,8 @@ class _Run:
         )
         status = classify_close_status(facts)
         result = self._result(status, self._error_for(status))
-        if self.on_wire is not None:
-            self.on_wire("exit", b"", result.duration_ms)
+        if self.tap is not None:
+            self.tap.exited(result.exit_code, result.signal, result.duration_ms)
         return result
 
     def _error_for(self, status: RunOutcome) -> RunError | None:
@@ -793,15 +808,15 @@ async def run_agent_async(
     *,
     on_event: OnEvent | None = None,
     cancel: asyncio.Event | None = None,
-    on_wire: OnWire | None = None,
+    tap: WireTap | None = None,
 ) -> RunResult:
     """Run one turn of ``request.defn`` and return what happened (never raises for the CLI).
 
-    ``on_event`` sees every event as it is published; ``on_wire`` every byte written to
+    ``on_event`` sees every event as it is published; ``tap`` every byte written to
     or read from the CLI (a recorder). Setting ``cancel`` cancels the run in the seeds'
     order. Cancelling the awaiting task kills and reaps the tree first.
     """
-    return await _Run(request, on_event, cancel, on_wire).execute()
+    return await _Run(request, on_event, cancel, tap).execute()
 
 
 def run_agent(
@@ -809,7 +824,7 @@ def run_agent(
     *,
     on_event: OnEvent | None = None,
     cancel: threading.Event | None = None,
-    on_wire: OnWire | None = None,
+    tap: WireTap | None = None,
 ) -> RunResult:
     """:func:`run_agent_async` for synchronous callers (runs its own event loop).
 
@@ -819,7 +834,7 @@ def run_agent(
 
     async def main() -> RunResult:
         if cancel is None:
-            return await run_agent_async(request, on_event=on_event, on_wire=on_wire)
+            return await run_agent_async(request, on_event=on_event, tap=tap)
         loop = asyncio.get_running_loop()
         event = asyncio.Event()
         stop = threading.Event()
@@ -833,9 +848,7 @@ def run_agent(
         thread = threading.Thread(target=bridge, name="harness-run-cancel", daemon=True)
         thread.start()
         try:
-            return await run_agent_async(
-                request, on_event=on_event, cancel=event, on_wire=on_wire
-            )
+            return await run_agent_async(request, on_event=on_event, cancel=event, tap=tap)
         finally:
             stop.set()
 
