@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import enum
 import json
 import math
+import os
 import signal as _signal
 import sys
 import tempfile
@@ -45,7 +47,14 @@ from typing import IO, Any
 
 from harness.defs.types import AgentDef, PromptDelivery
 from harness.errors import HarnessError
-from harness.scrub import DEFAULT_MAX_HOLD, Scrubber, StreamScrubber, restore_bytes, restore_text
+from harness.scrub import (
+    DEFAULT_MAX_HOLD,
+    Scrubber,
+    StreamScrubber,
+    is_secret_name,
+    restore_bytes,
+    restore_text,
+)
 
 __all__ = [
     "FORMAT_NAME",
@@ -63,6 +72,7 @@ __all__ = [
     "format_recording",
     "load_recording",
     "parse_recording",
+    "recorded_env_names",
     "restore_paths",
 ]
 
@@ -383,19 +393,58 @@ class RecordingWriter:
         return "".join(lines)
 
 
+def recorded_env_names(defn: AgentDef) -> frozenset[str]:
+    """The env names (upper-cased) a recording of ``defn`` keeps in its header.
+
+    The child env is the whole machine's environment (PATH, shell, locale, CA bundles,
+    tool caches): noisy, machine-specific, and nothing a replay reads. A reader of the
+    recording needs what shaped this def's run, and the def declares exactly that as
+    data: the values it sets (``env``), the names its strip and value rules look at
+    (ref §5.3, seed 002 §5.3), the transport selector (seed 000 §5.3), the executable
+    override (``<ID>_BIN``, ref §5.2) and the default-model variable. The run adds the
+    names it set itself (:class:`RunRecorder` ``env_names``). Rule RECORD-ENV-001. Secret
+    values among them are still redacted by the writer (RECORD-SECRET-ENV-001).
+    """
+    names: set[str] = set(defn.env)
+    for strip in defn.strip_env:
+        names.update(strip.keys)
+        names.update(strip.unless_set)
+    names.update(rule.key for rule in defn.env_value_rules)
+    for optional in (defn.transport_env_var, defn.bin_env_key, defn.default_model_env_var):
+        if optional:
+            names.add(optional)
+    return frozenset(n.upper() for n in names)
+
+
 class RunRecorder:
     """A runner tap (:class:`harness.runner.WireTap`) that writes a recording as the run goes.
 
-    Lines reach ``out`` as soon as the writer releases them and ``out`` is flushed
-    after each, so a run that dies half-way leaves every chunk up to the failure on
-    disk (the reader then names the missing exit line). ``cwd``/``home`` become
-    placeholders, and so does the temp dir; ``secrets`` are literal values to redact
-    besides the env's secret-named ones. ``expect`` pins how a replay must end.
+    ``out`` is an open text stream, or a path opened (truncated) only when the process
+    is spawned: a run refused before the spawn leaves an existing file untouched and
+    creates none (rule RECORD-PARTIAL-001). Lines reach the file as soon as the writer
+    releases them and the file is flushed after each, so a run that dies half-way, or a
+    harness interrupted by SIGINT, leaves every chunk up to the failure on disk (the
+    reader then names the missing exit line).
+
+    The header keeps only the env names :func:`recorded_env_names` lists for the def
+    plus ``env_names`` (what the caller set for this run, e.g. a request's
+    ``env_overlay``), where the child env has them; every secret-named value of the
+    whole child env is still redacted from the data, as are ``secrets``
+    (RECORD-SECRET-LITERAL-001). ``cwd``/``home``/the temp dir become placeholders.
+    ``expect`` pins how a replay must end.
+
+    A write that fails (disk full, the file removed under us) never breaks the run:
+    the recorder stops writing and keeps the error in :attr:`error`.
+
+    A recording holds one process. When the same recorder sees a second spawn (a
+    conversation turn reseeded after an expired resume, seed 000 §8), the file starts
+    over, so it holds the run whose result is reported; a stream given as ``out`` must
+    then be seekable, else :attr:`error` says why nothing more was written.
     """
 
     def __init__(
         self,
-        out: IO[str],
+        out: IO[str] | str | os.PathLike[str],
         *,
         cwd: str,
         home: str | None = None,
@@ -405,8 +454,14 @@ class RunRecorder:
         secrets: Iterable[str] = (),
         created: str | None = None,
         expect: Expectation | None = None,
+        env_names: Iterable[str] = (),
     ) -> None:
-        self._out = out
+        if isinstance(out, (str, os.PathLike)):
+            self.path: Path | None = Path(out)
+            self._out: IO[str] | None = None
+        else:
+            self.path = None
+            self._out = out
         self._cwd = cwd
         self._home = home
         self._tmp = tmp if tmp is not None else tempfile.gettempdir()
@@ -415,14 +470,28 @@ class RunRecorder:
         self._secrets = tuple(secrets)
         self._created = created
         self._expect = expect
+        self._env_names = frozenset(n.upper() for n in env_names)
         self._writer: RecordingWriter | None = None
+        #: The process was spawned and the header written (or attempted).
+        self.started = False
+        #: The exit line was written: the recording is complete.
         self.complete = False
+        #: Chunks recorded, by direction (``stdin``/``stdout``/``stderr``).
+        self.chunks: dict[str, int] = {d.value: 0 for d in Direction}
+        #: Lines written to the file so far.
+        self.lines = 0
+        #: The first error opening or writing the file; nothing more is written after it.
+        self.error: OSError | None = None
 
     def spawned(self, defn: AgentDef, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        if self.started:
+            self._restart()
+        self.started = True
+        keep = recorded_env_names(defn) | self._env_names
         header = RecordingHeader.from_def(
             defn,
             argv=argv,
-            env=env,
+            env={k: v for k, v in env.items() if k.upper() in keep},
             platform=self._platform,
             cli_version=self._cli_version,
             created=self._created,
@@ -430,24 +499,66 @@ class RunRecorder:
         if self._expect is not None:
             header = replace(header, expect=self._expect)
         home = self._home or env.get("HOME") or env.get("USERPROFILE")
+        # seed 001 §11: a secret never reaches the file, even when its name was not kept.
+        env_secrets = [v for k, v in env.items() if is_secret_name(k)]
         self._writer = RecordingWriter(
-            header, cwd=self._cwd, home=home, tmp=self._tmp, secrets=self._secrets
+            header,
+            cwd=self._cwd,
+            home=home,
+            tmp=self._tmp,
+            secrets=(*self._secrets, *env_secrets),
         )
+        if self.path is not None and self._out is None:
+            try:
+                self._out = self.path.open("w", encoding="utf-8", newline="\n")
+            except OSError as exc:
+                self.error = exc
+                return
         self._emit(self._writer.header_line())
 
     def data(self, direction: str, data: bytes, t_ms: float) -> None:
-        if self._writer is not None:
+        if self._writer is not None and data:
+            self.chunks[Direction(direction).value] += 1
             self._emit(self._writer.chunk(direction, data, t_ms))
 
     def exited(self, code: int | None, signal: int | None, duration_ms: float) -> None:
         if self._writer is not None:
             self._emit(self._writer.exit(code, signal, duration_ms))
-            self.complete = True
+            self.complete = self.error is None
+
+    def _restart(self) -> None:
+        self.complete = False
+        self.lines = 0
+        self.chunks = {d.value: 0 for d in Direction}
+        self._writer = None
+        if self._out is None or self.error is not None:
+            return
+        try:
+            if self.path is not None:
+                self._out.close()
+                self._out = None  # reopened (truncated) by spawned()
+            else:
+                self._out.seek(0)
+                self._out.truncate()
+        except (OSError, ValueError) as exc:
+            self.error = exc if isinstance(exc, OSError) else OSError(str(exc))
+
+    def close(self) -> None:
+        """Close the file this recorder opened (a stream given as ``out`` stays open)."""
+        if self.path is not None and self._out is not None:
+            with contextlib.suppress(OSError):
+                self._out.close()
 
     def _emit(self, text: str) -> None:
-        if text:
+        if not text or self._out is None or self.error is not None:
+            return
+        try:
             self._out.write(text)
             self._out.flush()
+        except OSError as exc:
+            self.error = exc
+            return
+        self.lines += text.count("\n")
 
 
 # -- the reader ---------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Rules of recordings (format v1) and of replaying them (``harness replay``).
 
-Enforced by ``harness/record.py`` (model, writer, reader), ``harness/scrub.py``
-(secrets and path placeholders), ``harness/replay.py`` (the replay engine) and
-``harness/commands/replay.py`` (the command); proved by ``tests/recording/``.
+Enforced by ``harness/record.py`` (model, writer, reader, the runner tap),
+``harness/scrub.py`` (secrets and path placeholders), ``harness/commands/record.py``
+(``harness record``, ``harness run --record``), ``harness/replay.py`` (the replay
+engine) and ``harness/commands/replay.py`` (the command); proved by ``tests/recording/``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,34 @@ RULES = (
         "RECORD-READ-001",
         "Reading a recording that is not format v1 raises a typed RecordingError naming the "
         "file and the line; another format version asks for the recording to be regenerated.",
+        "design §Recordings",
+    ),
+    _rule(
+        "RECORD-ENV-001",
+        "A recording's header env keeps only the names the def declares (its env, strip and "
+        "value rules, transport selector, executable override, default-model variable) and "
+        "the names the run itself set; every other name of the machine's env is left out.",
+        "design §Recordings",
+    ),
+    _rule(
+        "RECORD-CLI-001",
+        "harness record runs CMD ARGS given after -- under the def's prompt delivery, parser "
+        "or session, records both directions, prints events and a one-line summary, exits 0 "
+        "only when the run ended as expected, and names an unknown agent id (listing the "
+        "known ones), a missing -- or CMD, and an unwritable output file.",
+        "design §Who uses it",
+    ),
+    _rule(
+        "RECORD-PARTIAL-001",
+        "A recording is written and flushed line by line from the spawn on: a run that "
+        "crashes or is interrupted keeps every chunk up to that point (the reader names the "
+        "missing exit line), and a run refused before the spawn writes no file.",
+        "design §Recordings",
+    ),
+    _rule(
+        "RECORD-ROUNDTRIP-001",
+        "Replaying the recording of a live run gives the live run's events, timing fields "
+        "aside, and a two-way replay sends the frames the recorded stdin holds.",
         "design §Recordings",
     ),
     _rule(
