@@ -9,7 +9,8 @@ named like the real binaries that do exactly that). Environment:
 * ``FAKE_CLI_SCENARIO`` — scenario name or path (default ``happy``);
 * ``FAKE_CLI_RECORD`` — path of a JSON file the fake writes at exit, holding
   what it received (argv, cwd, prompt and how it came, selected env, the
-  ``.mcp.json`` it found, protocol frames it read);
+  ``.mcp.json`` it found, the MCP env-content variables, protocol frames it read, and
+  each staged skill root the prompt names with what is really there: ``skills``);
 * ``FAKE_CLI_OLD_VERSION=1`` — behave like an old build: optional flags are
   missing from the help text *and* rejected as unknown;
 * ``FAKE_CLI_AUTH=missing`` — the auth probe reports "not logged in".
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -251,7 +253,49 @@ class FakeRun:
                 self.record["mcp_json"] = json.loads(mcp.read_text(encoding="utf-8"))
             except ValueError:
                 self.record["mcp_json"] = "<invalid JSON>"
+        skills = _skill_paths(self.cwd, self.record)
+        if skills:
+            self.record["skills"] = skills
         Path(target).write_text(json.dumps(self.record, indent=2), encoding="utf-8")
+
+
+#: A staged skill root named in a prompt (seed 000 §4: ``.od-skills/<basename>-<hash>``).
+_SKILL_PATH = re.compile(r"\.od-skills/[A-Za-z0-9._-]+")
+
+
+def _skill_paths(cwd: Path, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each staged skill root the prompt names, and what is really there under ``cwd``:
+    whether it is a real directory, its regular files and any links inside it."""
+    texts: list[str] = []
+    for key in ("prompt", "prompts"):
+        value = record.get(key)
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list):
+            texts.extend(v for v in value if isinstance(v, str))
+    out: list[dict[str, Any]] = []
+    for rel in dict.fromkeys(m.group(0) for text in texts for m in _SKILL_PATH.finditer(text)):
+        root = cwd / rel
+        entry: dict[str, Any] = {
+            "path": rel,
+            "is_dir": root.is_dir() and not root.is_symlink(),
+            "is_link": root.is_symlink(),
+            "files": [],
+            "links": [],
+        }
+        if entry["is_dir"]:
+            for here, dirs, names in os.walk(root):
+                for name in sorted([*dirs, *names]):
+                    path = Path(here) / name
+                    relpath = path.relative_to(root).as_posix()
+                    if path.is_symlink():
+                        entry["links"].append(relpath)
+                    elif path.is_file():
+                        entry["files"].append(relpath)
+            entry["files"].sort()
+            entry["links"].sort()
+        out.append(entry)
+    return out
 
 
 def _safe_name(session_id: str) -> str:

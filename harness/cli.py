@@ -1,7 +1,7 @@
 """The ``harness`` command.
 
 Subcommands: ``agents``, ``detect``, ``argv``, ``parse``, ``run``, ``fakes``,
-``replay``, ``mcp``, ``dsh``. Errors go to stderr
+``record``, ``replay``, ``conform``, ``live``, ``mcp``, ``dsh``. Errors go to stderr
 with a non-zero exit: 2 for bad usage or bad input, 1 for a failed verdict
 (e.g. a prompt over budget, a capture whose stream fails).
 """
@@ -63,6 +63,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="a capability the help probe found (repeatable)",
     )
     argv.add_argument("--json", action="store_true")
+    _add_adapter_layer_args(argv)
 
     parse = sub.add_parser("parse", help="parse a raw stdout capture into events")
     parse.add_argument("file", metavar="FILE")
@@ -97,6 +98,24 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--first-output-timeout", type=int, metavar="MS")
     run.add_argument("--inactivity-timeout", type=int, metavar="MS")
     run.add_argument("--json", action="store_true", help="one JSON object per line")
+    _add_adapter_layer_args(run)
+    run.add_argument(
+        "--tool-bundle", metavar="FILE", help='this run\'s MCP servers: {"mcpServers": [...]}'
+    )
+    run.add_argument(
+        "--sandbox", action="store_true", help="leave the --mcp-config servers out (bundle only)"
+    )
+    run.add_argument(
+        "--conversation",
+        metavar="ID",
+        help="continue conversation ID: resume its native session when compatible",
+    )
+    run.add_argument(
+        "--session-store",
+        metavar="DIR",
+        help="where --conversation keeps sessions (default: the per-user state dir)",
+    )
+    run.add_argument("--record", metavar="FILE", help="record the run to FILE (format v1)")
 
     fakes = sub.add_parser("fakes", help="install or list the fake CLIs")
     fakes_sub = fakes.add_subparsers(dest="fakes_command", metavar="ACTION")
@@ -106,6 +125,29 @@ def _build_parser() -> argparse.ArgumentParser:
     fakes_install.add_argument("--json", action="store_true")
     fakes_list = fakes_sub.add_parser("list", help="agent ids, emulator modules, scenarios")
     fakes_list.add_argument("--json", action="store_true")
+
+    record = sub.add_parser(
+        "record",
+        help="run CMD ARGS under an agent def and record the run",
+        usage="harness record --agent ID --out FILE [options] -- CMD ARGS...",
+    )
+    record.add_argument("--agent", required=True, metavar="ID", help="the def that drives CMD")
+    record.add_argument("--out", required=True, metavar="FILE", help="the recording to write")
+    record_prompt = record.add_mutually_exclusive_group()
+    record_prompt.add_argument("--prompt", metavar="TEXT", help="the prompt (default: empty)")
+    record_prompt.add_argument("--prompt-file", metavar="PATH", help="read the prompt from PATH")
+    record.add_argument("--cwd", metavar="DIR", help="project directory (default: current)")
+    record.add_argument("--transport", metavar="NAME", help="one of the def's transports")
+    record.add_argument(
+        "--cli-version", metavar="V", help="the CLI's version (default: the def's version probe)"
+    )
+    record.add_argument(
+        "--expect",
+        choices=("completed", "failed", "cancelled"),
+        help="how the run should end (default: completed); pinned in the recording",
+    )
+    record.add_argument("--json", action="store_true", help="one JSON object per line")
+    record.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ARGS")
 
     replay = sub.add_parser("replay", help="replay recordings through the engine and judge them")
     replay.add_argument("paths", nargs="+", metavar="FILE|DIR", help="recordings, or directories")
@@ -118,6 +160,33 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--seed", type=int, default=0, help="seed of --chunking random")
     replay.add_argument("--timing", action="store_true", help="re-apply the recorded gaps")
+
+    conform = sub.add_parser(
+        "conform", help="judge defs rule by rule against their fakes; reports and a verdict"
+    )
+    conform.add_argument(
+        "--def", dest="defs", action="append", metavar="PATH.py", help="an author's def file"
+    )
+    conform.add_argument("--agent", action="append", metavar="ID", help="only these built-in ids")
+    conform.add_argument("--real", action="store_true", help="also judge the installed real CLIs")
+    conform.add_argument("--baseline", metavar="FILE", help="expected failures (def:RULE lines)")
+    conform.add_argument("--flaky", metavar="FILE", help="checks re-run solo before failing")
+    conform.add_argument(
+        "--report",
+        action="append",
+        metavar="KIND",
+        help="json, junit, html or terminal (repeatable; default: all four)",
+    )
+    conform.add_argument("--out", metavar="DIR", help="report directory (default: conform-report)")
+    conform.add_argument("--jobs", type=int, metavar="N", help="fake runs at a time")
+    conform.add_argument("--rule", action="append", metavar="ID", help="only these rule ids")
+    conform.add_argument("--scenario", action="append", metavar="NAME", help="only these scenarios")
+    conform.add_argument("--cache-dir", metavar="DIR", help="--real: installed CLIs cache")
+    conform.add_argument("--record-dir", metavar="DIR", help="--real: record real runs here")
+
+    from harness.commands.live import add_live_parser
+
+    add_live_parser(sub)
 
     mcp = sub.add_parser("mcp", help="external MCP injection: show a run's plan")
     mcp_sub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION")
@@ -136,6 +205,18 @@ def _build_parser() -> argparse.ArgumentParser:
     dsh_setup.add_argument("--yes", action="store_true", help="install without asking")
     dsh_setup.add_argument("--json", action="store_true", help="one JSON object")
     return parser
+
+
+def _add_adapter_layer_args(cmd: argparse.ArgumentParser) -> None:
+    """MCP servers and skills around a run (seed 002 §8.1, seed 000 §4): argv and run."""
+    cmd.add_argument("--mcp-config", metavar="FILE", help="external MCP servers JSON")
+    cmd.add_argument(
+        "--skill", action="append", default=[], metavar="DIR", help="a skill dir (repeatable)"
+    )
+    cmd.add_argument(
+        "--projects-root", metavar="DIR", help="managed projects root (.mcp.json only below it)"
+    )
+    cmd.add_argument("--agent-version", metavar="V", help="the agent's detected version")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

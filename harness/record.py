@@ -483,6 +483,11 @@ class RunRecorder:
         #: The first error opening or writing the file; nothing more is written after it.
         self.error: OSError | None = None
 
+    def add_secrets(self, values: Iterable[str]) -> None:
+        """Literal secrets learnt after construction (the runner's MCP plan, MCP-SECRET-002);
+        the runner calls this before :meth:`spawned`."""
+        self._secrets = (*self._secrets, *values)
+
     def spawned(self, defn: AgentDef, argv: Sequence[str], env: Mapping[str, str]) -> None:
         if self.started:
             self._restart()

@@ -58,12 +58,14 @@ __all__ = [
     "SessionStoreError",
     "SessionUpdate",
     "TranscriptMessage",
+    "TranscriptStore",
     "TurnMode",
     "TurnPlan",
     "build_turn_prompt",
     "canonical_cwd",
     "captured_native_id",
     "compatibility_key",
+    "default_state_dir",
     "generation_digest",
     "model_route",
     "plan_turn",
@@ -667,6 +669,78 @@ class TranscriptMessage:
     def __post_init__(self) -> None:
         if self.role not in ("user", "assistant"):
             raise ValueError(f"transcript role must be 'user' or 'assistant', not {self.role!r}")
+
+
+class TranscriptStore:
+    """The host's transcript per conversation: one JSON file per conversation in ``directory``.
+
+    seed 001 §7: "OD's conversation transcript remains the product source of truth"; a FRESH
+    turn (first, mismatched or reseeded, seed 000 §8) is rebuilt from it. The file name is a
+    digest of the conversation id, so any id is safe as a name. Writes are atomic (temp file +
+    rename); a malformed file raises :class:`SessionStoreError` (never read as empty).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = os.path.abspath(os.fspath(directory))
+
+    def path_for(self, conversation_id: str) -> str:
+        digest = hashlib.sha256(conversation_id.encode("utf-8", "surrogatepass")).hexdigest()
+        return os.path.join(self.directory, f"{digest[:32]}.json")
+
+    def load(self, conversation_id: str) -> list[TranscriptMessage]:
+        path = self.path_for(conversation_id)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            raise SessionStoreError(path, f"transcript unreadable: {exc}") from exc
+        messages = data.get("messages") if isinstance(data, dict) else None
+        if not isinstance(messages, list) or data.get("conversation_id") != conversation_id:
+            raise SessionStoreError(path, "transcript is not in the expected shape")
+        try:
+            return [TranscriptMessage(str(m["role"]), str(m["content"])) for m in messages]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SessionStoreError(path, f"transcript message: {exc}") from exc
+
+    def append(self, conversation_id: str, *messages: TranscriptMessage) -> None:
+        os.makedirs(self.directory, exist_ok=True)
+        path = self.path_for(conversation_id)
+        with _file_lock(path + ".lock"):
+            current = self.load(conversation_id)
+            current.extend(messages)
+            payload = {
+                "conversation_id": conversation_id,
+                "messages": [{"role": m.role, "content": m.content} for m in current],
+            }
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".transcript.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump(payload, handle, ensure_ascii=False)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+
+
+def default_state_dir(env: Mapping[str, str] | None = None) -> str:
+    """The per-user state directory for session bookkeeping (``harness run --conversation``).
+
+    ``$XDG_STATE_HOME/adapter-harness`` (default ``~/.local/state``); on Windows
+    ``%LOCALAPPDATA%\\adapter-harness``.
+    """
+    source = os.environ if env is None else env
+    if sys.platform == "win32":
+        base = source.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
+        return os.path.join(base, "adapter-harness")
+    state = source.get("XDG_STATE_HOME") or os.path.join(
+        source.get("HOME") or os.path.expanduser("~"), ".local", "state"
+    )
+    return os.path.join(state, "adapter-harness")
 
 
 def render_transcript(messages: Sequence[TranscriptMessage]) -> str:

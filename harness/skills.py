@@ -42,6 +42,7 @@ __all__ = [
     "StagedSkill",
     "compose_skill_prompt",
     "context_skill_dirs",
+    "plan_staging",
     "referenced_side_files",
     "skill_body",
     "stage_skill",
@@ -350,6 +351,28 @@ def stage_skills(cwd: str, skills: Sequence[Skill]) -> list[StagedSkill]:
             )
         staged.append(done)
     return staged
+
+
+def plan_staging(cwd: str, skill: Skill) -> StagedSkill:
+    """Where :func:`stage_skill` would put ``skill``, without copying anything.
+
+    For previews (``harness argv --skill DIR``): the staged paths follow the same naming
+    (SKILL-STAGE-002); ``files`` are the source's regular files (links not followed).
+    Raises :class:`SkillStagingError` when the source is not a directory.
+    """
+    source_abs = os.path.abspath(skill.source_dir)
+    if not os.path.isdir(source_abs):
+        raise SkillStagingError(
+            f"skill {skill.id!r}: source {source_abs!r} is not a directory", rule="SKILL-STAGE-001"
+        )
+    segment = staged_segment(source_abs)
+    return StagedSkill(
+        skill_id=skill.id,
+        source_dir=source_abs,
+        staged_dir=os.path.join(os.path.abspath(cwd), SKILLS_DIR_NAME, segment),
+        relative_dir=f"{SKILLS_DIR_NAME}/{segment}",
+        files=tuple(_source_files(source_abs)),
+    )
 
 
 def context_skill_dirs(staged: Iterable[StagedSkill]) -> tuple[str, ...]:

@@ -53,7 +53,11 @@ __all__ = [
 Level = Literal["def", "run"]
 
 #: Modules whose import registers the built-in checks.
-CHECK_MODULES: tuple[str, ...] = ("conformance.checks.defs", "conformance.checks.runs")
+CHECK_MODULES: tuple[str, ...] = (
+    "conformance.checks.defs",
+    "conformance.checks.runs",
+    "conformance.checks.adapter_layer",
+)
 
 #: Prefix of every ``skipped`` reason (design §Conformance model: "not applicable, with
 #: the reason").

@@ -145,4 +145,43 @@ RULES: tuple[Rule, ...] = (
         "a server's repr, or a plan's repr, description or JSON summary.",
         "seed 001 §11",
     ),
+    # --- the runner applies it (def-level checks run the def's fake: adapter_layer.py) ----
+    _rule(
+        "MCP-RUN-001",
+        "A run of a claude-mcp-json def in a managed project dir hands the CLI a .mcp.json equal "
+        "to the built document and removes it (or puts the old file back) when the run ends, "
+        "failed or cancelled too; outside a managed dir no .mcp.json is written.",
+        "seed 002 §8.1",
+    ),
+    _rule(
+        "MCP-RUN-002",
+        "A run of an env-content def hands the CLI OPENCODE_CONFIG_CONTENT / "
+        "MIMOCODE_CONFIG_CONTENT equal to the built config, and no such variable from the "
+        "runner when no server is enabled.",
+        "seed 002 §8.1",
+    ),
+    _rule(
+        "MCP-RUN-003",
+        "A run of an acp-merge def sends the planned stdio servers as mcpServers in ACP "
+        "session/new (and session/load), with env in the def's shape.",
+        "seed 002 §8.1",
+    ),
+    _rule(
+        "MCP-RUN-004",
+        "A run of a def without a strategy reports the none plan with every enabled server "
+        "listed as not delivered, and hands the CLI no .mcp.json and no MCP env variable.",
+        "seed 002 §8.1",
+    ),
+    _rule(
+        "MCP-RUN-005",
+        "A run tool bundle reaches the CLI by the def's strategy, merged over the persisted "
+        "servers by id, or the run is refused before any spawn with the bundle table's rule.",
+        "seed 002 §8.4",
+    ),
+    _rule(
+        "MCP-SECRET-002",
+        "No MCP env, header or token value given to a run appears in its stderr tail, argv, "
+        "error message, summary or recording.",
+        "seed 001 §14",
+    ),
 )

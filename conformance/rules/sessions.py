@@ -128,4 +128,26 @@ RULES: tuple[Rule, ...] = (
         citation="seed 000 §5.10",
         formats=(),
     ),
+    Rule(
+        id="SESSION-RUN-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A second turn of a conversation on the same agent resumes the native session the "
+            "way the def's resume style says (argv id, ACP session/load, dsh resume_session_id, "
+            "pi session file), sends only the new turn and stores the same handle."
+        ),
+        citation="seed 001 §7",
+        formats=(),
+    ),
+    Rule(
+        id="SESSION-RUN-002",
+        tier=Tier.MANDATORY,
+        statement=(
+            "harness run --conversation decides fresh, healthy resume or expired reseed from the "
+            "session store, stores the captured id after the run, and a reseed never changes the "
+            "agent."
+        ),
+        citation="seed 000 §8",
+        formats=(),
+    ),
 )

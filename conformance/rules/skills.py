@@ -99,4 +99,25 @@ RULES: tuple[Rule, ...] = (
         citation="seed 000 §4",
         formats=(),
     ),
+    Rule(
+        id="SKILL-RUN-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A run with a skill hands the CLI a prompt naming the staged .od-skills/<segment>/ "
+            "root and the absolute source, and the staged root holds real files equal to the "
+            "source's."
+        ),
+        citation="seed 000 §4",
+        formats=(),
+    ),
+    Rule(
+        id="SKILL-RUN-002",
+        tier=Tier.MANDATORY,
+        statement=(
+            "The runner composes skills into the prompt before build_args and the prompt budget "
+            "see it, and refuses the run before any spawn when a skill links out of its source."
+        ),
+        citation="seed 000 §4",
+        formats=(),
+    ),
 )

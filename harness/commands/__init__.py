@@ -49,10 +49,22 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
         from harness.commands.fakes import cmd_fakes
 
         return cmd_fakes(args, out)
+    if args.command == "record":
+        from harness.commands.record import cmd_record
+
+        return cmd_record(args, out)
     if args.command == "replay":
         from harness.commands.replay import cmd_replay
 
         return cmd_replay(args, out)
+    if args.command == "conform":
+        from harness.commands.conform import cmd_conform
+
+        return cmd_conform(args, out)
+    if args.command == "live":
+        from harness.commands.live import cmd_live
+
+        return cmd_live(args, out)
     if args.command == "mcp":
         from harness.commands.mcp import cmd_mcp
 

@@ -1,4 +1,11 @@
-"""``harness argv``: the exact argv a def builds, how the prompt travels, the budget verdict."""
+"""``harness argv``: the exact argv a def builds, how the prompt travels, the budget verdict.
+
+With ``--mcp-config FILE`` / ``--skill DIR`` it also shows the adapter layer of such a run
+without writing anything (seed 002 §8.1, seed 000 §4): the def's MCP strategy, the files it
+would write or remove, the env var names (values redacted), the ACP ``mcpServers`` (env values
+redacted), and where each skill would be staged; the skills are composed into the prompt the
+argv and the budget are computed from, as a run would (SKILL-RUN-002).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,7 +23,10 @@ from harness.commands import load_defs
 from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeContext
 from harness.errors import HarnessError, PromptTooLargeError
 
-__all__ = ["cmd_argv", "render_command_line"]
+__all__ = ["REDACTED", "cmd_argv", "render_command_line"]
+
+#: Shown instead of an env value or a secret (MCP-SECRET-001).
+REDACTED = "<redacted>"
 
 #: Shown in argv where the runner would put the temp prompt file's path.
 PROMPT_FILE_PLACEHOLDER = "{prompt_file}"
@@ -68,10 +79,12 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
             prompt = Path(args.prompt_file).read_text(encoding="utf-8")
         except OSError as exc:
             raise HarnessError(f"--prompt-file {args.prompt_file}: {exc.strerror}") from exc
+    adapter, prompt, skill_dirs = _adapter_preview(defn, args, prompt)
     context = RuntimeContext(
         cwd=args.cwd,
         platform=platform,
         env=dict(os.environ),
+        skill_dirs=skill_dirs,
         resume_session_id=args.resume,
         prompt_file_path=(
             PROMPT_FILE_PLACEHOLDER if defn.prompt_delivery is PromptDelivery.FILE else None
@@ -103,6 +116,8 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
         "max_prompt_arg_bytes": defn.max_prompt_arg_bytes,
         "budget": verdict,
     }
+    if adapter is not None:
+        report["adapter_layer"] = adapter
     if args.json:
         out.write(json.dumps(report, ensure_ascii=False) + "\n")
     else:
@@ -117,7 +132,97 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"budget:   {budget}\n")
         else:
             out.write(f"budget:   FAIL {verdict['code']}: {verdict['message']}\n")
+        if adapter is not None:
+            for line in _adapter_lines(adapter):
+                out.write(line + "\n")
     if not verdict["ok"]:
         print(f"harness: error: {verdict['code']}: {verdict['message']}", file=sys.stderr)
         return 1
     return 0
+
+
+def _acp_entry(entry: Mapping[str, Any], redactor: Any) -> dict[str, Any]:
+    env = entry.get("env")
+    names = sorted(env) if isinstance(env, Mapping) else [e.get("name") for e in env or []]
+    return {
+        "type": entry.get("type"),
+        "name": entry.get("name"),
+        "command": redactor.redact(str(entry.get("command", ""))),
+        "args": [redactor.redact(str(a)) for a in entry.get("args", [])],
+        "env": dict.fromkeys(names, REDACTED),
+    }
+
+
+def _adapter_preview(
+    defn: AgentDef, args: argparse.Namespace, prompt: str
+) -> tuple[dict[str, Any] | None, str, tuple[str, ...]]:
+    """The MCP plan and the skill staging a run would do; pure (nothing is written)."""
+    from harness.mcp import load_mcp_config, plan_injection
+    from harness.redact import Redactor
+    from harness.runner.prepare import SKILL_PROMPT_SEPARATOR
+    from harness.skills import Skill, compose_skill_prompt, plan_staging
+
+    mcp_file = getattr(args, "mcp_config", None)
+    skill_sources: list[str] = list(getattr(args, "skill", None) or [])
+    if not mcp_file and not skill_sources:
+        return None, prompt, ()
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    root = os.path.abspath(args.projects_root) if getattr(args, "projects_root", None) else None
+    servers = load_mcp_config(mcp_file) if mcp_file else ()
+    plan = plan_injection(
+        defn,
+        servers,
+        None,
+        cwd=cwd,
+        managed_projects_root=root,
+        agent_version=getattr(args, "agent_version", None),
+    )
+    redactor = Redactor(None, secrets=plan.secrets)
+    summary = plan.to_json()
+    preview: dict[str, Any] = {
+        "writes_nothing": True,
+        "mcp": {
+            "strategy": summary["strategy"],
+            "reason": summary["reason"],
+            "would_write": summary["writes"],
+            "would_remove": summary["removals"],
+            "env": dict.fromkeys(summary["env_set"], REDACTED),
+            "env_untouched": summary["env_untouched"],
+            "acp_mcp_servers": [_acp_entry(e, redactor) for e in plan.acp_mcp_servers],
+            "delivered": summary["delivered"],
+            "skipped": summary["skipped"],
+        },
+        "skills": [],
+    }
+    skill_dirs: tuple[str, ...] = ()
+    if skill_sources:
+        skills = [Skill(os.path.basename(os.path.normpath(d)) or d, d) for d in skill_sources]
+        planned = [plan_staging(cwd, skill) for skill in skills]
+        prompt = (
+            compose_skill_prompt(skills, planned).rstrip("\n") + SKILL_PROMPT_SEPARATOR + prompt
+        )
+        skill_dirs = tuple(p.staged_dir for p in planned)
+        preview["skills"] = [
+            {"id": p.skill_id, "staged": p.relative_dir, "source": p.source_dir} for p in planned
+        ]
+    return preview, prompt, skill_dirs
+
+
+def _adapter_lines(preview: Mapping[str, Any]) -> list[str]:
+    mcp = preview["mcp"]
+    lines = [f"mcp:      {mcp['strategy']}: {mcp['reason']}"]
+    lines += [f"  would write  {path}" for path in mcp["would_write"]]
+    lines += [f"  would remove {path} if present" for path in mcp["would_remove"]]
+    lines += [f"  env {name}={value}" for name, value in mcp["env"].items()]
+    lines += [f"  env {name} left as inherited" for name in mcp["env_untouched"]]
+    for entry in mcp["acp_mcp_servers"]:
+        env = " ".join(f"{k}={v}" for k, v in entry["env"].items())
+        argv = shlex.join([entry["command"], *entry["args"]])
+        lines.append(f"  ACP mcpServers: {entry['name']}: {argv}" + (f" env {env}" if env else ""))
+    lines += [f"  not delivered: {s['id']}: {s['reason']}" for s in mcp["skipped"]]
+    for skill in preview["skills"]:
+        lines.append(
+            f"skill:    {skill['id']}: would stage {skill['source']} -> {skill['staged']}/"
+        )
+    lines.append("(nothing was written)")
+    return lines

@@ -102,6 +102,7 @@ class RecordTarget:
         env_names: Iterable[str] = (),
         cli_version: str | None = None,
         expect: Expectation | None = None,
+        secrets: Iterable[str] = (),
     ) -> RunRecorder:
         """A recorder that opens this file when the process is spawned.
 
@@ -119,7 +120,7 @@ class RecordTarget:
             cwd=os.path.abspath(cwd),
             home=home,
             cli_version=cli_version,
-            secrets=[v for k, v in env.items() if is_secret_name(k)],
+            secrets=[*secrets, *(v for k, v in env.items() if is_secret_name(k))],
             created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             expect=expect,
             env_names=env_names,

@@ -4,6 +4,12 @@
 (removing the def's ``<ID>_BIN`` override, which would bypass it) and selects the
 scenario with ``FAKE_CLI_SCENARIO``. Exit code: 0 when the run succeeded, 1 when it
 failed or was cancelled (rule RUN-CLI-001).
+
+The adapter layer (seed 002 §8.1 / §8.4, seed 000 §4): ``--mcp-config FILE`` and
+``--tool-bundle FILE`` hand MCP servers to the agent by its def's strategy (``.mcp.json`` only
+below ``--projects-root``), ``--skill DIR`` stages and composes skills, and
+``--conversation ID`` keeps the native session under ``--session-store DIR``: fresh, healthy
+resume or expired reseed on the same agent (seed 000 §8, seed 001 §7; SESSION-RUN-002).
 """
 
 from __future__ import annotations
@@ -11,15 +17,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import sys
 import tempfile
 import uuid
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from harness.commands import load_defs
+from harness.commands.record import (
+    EXIT_INTERRUPTED,
+    check_out_path,
+    interrupted_message,
+    recording_json,
+    recording_line,
+)
 from harness.errors import HarnessError
 
 __all__ = ["DEFAULT_FAKE_PROMPT", "cmd_run", "format_summary"]
@@ -58,6 +72,13 @@ def format_summary(result: object) -> list[str]:
     lines.append("files:    " + (", ".join(result.files_written) or "-"))
     if result.cancel_latency_ms is not None:
         lines.append(f"cancel:   tree reaped {result.cancel_latency_ms:.0f} ms after the request")
+    if result.mcp_injection is not None and (
+        result.mcp_injection.get("strategy") != "none" or result.mcp_injection.get("skipped")
+    ):
+        # seed 002 §8.1: "unsupported" is reported, never silent (MCP-RUN-004).
+        lines.append(f"mcp:      {result.mcp_injection.get('reason')}")
+    if result.skills_staged:
+        lines.append("skills:   " + ", ".join(result.skills_staged))
     if result.error is not None:
         lines.append(f"error:    {result.error.code}: {result.error.message}")
         tail = result.stderr_tail.strip().splitlines()[-5:]
@@ -82,6 +103,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     prompt = _prompt(args)
     cwd = args.cwd or os.getcwd()
     env = dict(os.environ)
+    layer = _adapter_layer_fields(args)
+    # --record (RECORD-PARTIAL-001): the file is checked before anything runs.
+    record_to = getattr(args, "record", None)
+    target = check_out_path(record_to) if record_to else None
 
     def show(event: Event) -> None:
         if args.json:
@@ -119,23 +144,152 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             env=env,
             first_output_timeout_ms=args.first_output_timeout,
             inactivity_timeout_ms=args.inactivity_timeout,
+            **layer,
         )
+
+        notes: list[str] = []  # --conversation: what the session bookkeeping decided
+        recorder = None
+        if target is not None:
+            # RECORD-ENV-001: the header keeps the names this run set itself.
+            names = [*request.env_overlay, *(["FAKE_CLI_SCENARIO"] if args.fake else [])]
+            recorder = target.recorder(
+                cwd=cwd, env=env, env_names=names, secrets=request.secrets
+            )
 
         async def main() -> object:
             cancel = asyncio.Event()
             if args.cancel_after is not None:
                 asyncio.get_running_loop().call_later(args.cancel_after, cancel.set)
-            return await run_agent_async(request, on_event=show, cancel=cancel)
+            if getattr(args, "conversation", None):
+                return await _conversation_turn(
+                    args, request, show=show, cancel=cancel, recorder=recorder, notes=notes
+                )
+            return await run_agent_async(request, on_event=show, cancel=cancel, tap=recorder)
 
-        result = asyncio.run(main())
+        try:
+            result = asyncio.run(main())
+        except KeyboardInterrupt:
+            if recorder is None:
+                raise
+            recorder.close()
+            out.flush()
+            print(interrupted_message(recorder), file=sys.stderr)
+            return EXIT_INTERRUPTED
+        finally:
+            if recorder is not None:
+                recorder.close()
 
     from harness.runner import RunResult
 
     assert isinstance(result, RunResult)
     if args.json:
         out.write(json.dumps({"summary": result.to_json(include_events=False)}) + "\n")
+        if notes:
+            out.write(json.dumps({"conversation": notes}) + "\n")
+        if recorder is not None:
+            out.write(json.dumps({"recording": recording_json(recorder)}) + "\n")
     else:
         for line in format_summary(result):
             out.write(line + "\n")
+        for line in notes:
+            out.write(line + "\n")
+        if recorder is not None:
+            out.write(recording_line(recorder, result) + "\n")
     out.flush()
+    if recorder is not None and recorder.error is not None:
+        print(f"harness: error: {recording_line(recorder, result)}", file=sys.stderr)
+        return 1
     return 0 if result.succeeded else 1
+
+
+def _adapter_layer_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """``RunRequest`` fields for ``--mcp-config``, ``--tool-bundle``, ``--sandbox``,
+    ``--skill``, ``--projects-root`` and ``--agent-version`` (seed 002 §8.1 / §8.4, seed 000
+    §4). The MCP secrets go to ``RunRequest.secrets`` so no output shows them."""
+    from harness.mcp import injection_secrets, load_mcp_config, parse_run_tool_bundle
+    from harness.mcp.servers import McpConfigError
+
+    fields: dict[str, Any] = {}
+    mcp_file = getattr(args, "mcp_config", None)
+    servers = load_mcp_config(mcp_file) if mcp_file else ()
+    bundle_file = getattr(args, "tool_bundle", None)
+    bundle: tuple[Any, ...] = ()
+    if bundle_file:
+        try:
+            raw = json.loads(Path(bundle_file).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            problem = f"cannot read a JSON bundle: {type(exc).__name__}"
+            raise McpConfigError(bundle_file, None, None, problem) from None
+        bundle = parse_run_tool_bundle(raw, source=bundle_file)
+    if servers:
+        fields["mcp_config"] = servers
+    if bundle:
+        fields["run_tool_bundle"] = bundle
+    if getattr(args, "sandbox", False):
+        fields["sandbox"] = True
+    if getattr(args, "projects_root", None):
+        fields["projects_root"] = os.path.abspath(args.projects_root)
+    if getattr(args, "agent_version", None):
+        fields["agent_version"] = args.agent_version
+    skills = list(getattr(args, "skill", None) or [])
+    if skills:
+        fields["skill_dirs"] = tuple(os.path.abspath(d) for d in skills)
+    secrets = injection_secrets((*servers, *bundle))
+    if secrets:
+        fields["secrets"] = secrets
+    return fields
+
+
+async def _conversation_turn(
+    args: argparse.Namespace,
+    request: Any,
+    *,
+    show: Any,
+    cancel: asyncio.Event,
+    recorder: Any,
+    notes: list[str],
+) -> object:
+    """``--conversation ID``: fresh / healthy resume / expired reseed on the same agent
+    (seed 000 §8, seed 001 §7), then the captured session id is stored."""
+    from harness.events import TextDelta
+    from harness.runner.sessions import run_conversation_turn
+    from harness.sessions import (
+        SessionStore,
+        TranscriptMessage,
+        TranscriptStore,
+        default_state_dir,
+    )
+
+    if args.resume:
+        raise HarnessError("--conversation decides the resume itself; drop --resume")
+    state = os.path.abspath(args.session_store or default_state_dir())
+    store = SessionStore(os.path.join(state, "sessions.json"))
+    transcripts = TranscriptStore(os.path.join(state, "transcripts"))
+    conversation = str(args.conversation)
+    transcript = transcripts.load(conversation)
+    turn = await run_conversation_turn(
+        dataclasses.replace(request, new_session_id=None),
+        store=store,
+        conversation_id=conversation,
+        transcript=transcript,
+        on_event=show,
+        cancel=cancel,
+        tap=recorder,
+    )
+    for plan, _ in turn.attempts:
+        why = f" ({plan.reason.value})" if plan.reason is not None else ""
+        if plan.mismatched:
+            why += f" changed: {', '.join(plan.mismatched)}"
+        notes.append(f"turn:     {plan.mode.value}{why}")
+    record = turn.update.record
+    stored = f" {record.native_id}" if record is not None else ""
+    notes.append(f"store:    {turn.update.action.value}{stored} ({turn.update.reason})")
+    result = turn.result
+    if result.succeeded:
+        reply = "".join(e.delta for e in result.events if isinstance(e, TextDelta))
+        transcripts.append(
+            conversation,
+            TranscriptMessage("user", request.prompt),
+            TranscriptMessage("assistant", reply),
+        )
+    return result

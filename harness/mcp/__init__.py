@@ -45,6 +45,7 @@ from harness.mcp.inject import (
     InjectionPlan,
     McpInjectionError,
     SkippedServer,
+    injection_secrets,
     is_managed_project_cwd,
     plan_injection,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "build_claude_mcp_json",
     "build_opencode_config",
     "build_opencode_config_content",
+    "injection_secrets",
     "is_managed_project_cwd",
     "load_mcp_config",
     "merge_auth_header",

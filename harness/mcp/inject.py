@@ -57,6 +57,7 @@ __all__ = [
     "InjectionPlan",
     "McpInjectionError",
     "SkippedServer",
+    "injection_secrets",
     "is_managed_project_cwd",
     "path_strictly_inside",
     "plan_injection",
@@ -203,9 +204,15 @@ def _label(defn: AgentDef) -> str:
     return f"{defn.name} ({defn.id})" if defn.name and defn.name != defn.id else defn.id
 
 
-def _secret_values(
-    servers: Sequence[McpServerConfig], tokens: Mapping[str, str] | None
+def injection_secrets(
+    servers: Sequence[McpServerConfig], tokens: Mapping[str, str] | None = None
 ) -> tuple[str, ...]:
+    """Every secret value ``servers`` may hand to a child: env and header values and OAuth
+    tokens, longest first (MCP-SECRET-001, MCP-SECRET-002).
+
+    A caller that records a run (``harness.record.RunRecorder(secrets=...)``) or logs about
+    it passes these, so the values never reach a file or a message.
+    """
     found: set[str] = set()
     for server in servers:
         found.update(v for v in server.env.values() if v.strip())
@@ -255,7 +262,7 @@ def plan_injection(
         managed_projects_root=managed_projects_root,
         agent_version=agent_version,
     )
-    return dataclasses.replace(plan, secrets=_secret_values(enabled, tokens))
+    return dataclasses.replace(plan, secrets=injection_secrets(enabled, tokens))
 
 
 def _plan(

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import subprocess
 import sys
@@ -176,7 +177,10 @@ class _Run:
         )
         self.defn: AgentDef = request.defn
         self.cwd = os.path.abspath(request.cwd)
-        self.redactor = Redactor(request.prompt, env=env)
+        # seed 001 §11 / §14: the caller's literal secrets are redacted from the start (a
+        # refusal's message too); the MCP plan's join them in execute().
+        self.secrets: tuple[str, ...] = tuple(s for s in request.secrets if s)
+        self.redactor = Redactor(request.prompt, env=env, secrets=self.secrets)
         self.stderr = StderrTail(self.redactor)
         self.events: list[Event] = []
         self.argv: tuple[str, ...] = ()
@@ -301,7 +305,15 @@ class _Run:
 
     # ------------------------------------------------------------------ preparation
 
+    def _use_secrets(self, prompt: str, secrets: Sequence[str]) -> None:
+        """Redact ``prompt`` (the composed one) and ``secrets`` from here on (nothing was
+        read from the child yet, so the stderr tail starts empty either way)."""
+        self.secrets = tuple(dict.fromkeys((*self.secrets, *(s for s in secrets if s))))
+        self.redactor = Redactor(prompt, env=self.base_env, secrets=self.secrets)
+        self.stderr = StderrTail(self.redactor)
+
     async def execute(self) -> RunResult:
+        prepared: Prepared | Refusal | None = None
         with contextlib.ExitStack() as stack:
             prepared = prepare(
                 self.req,
@@ -315,9 +327,19 @@ class _Run:
             if isinstance(prepared, Refusal):
                 if prepared.defn is not None:
                     self.defn = prepared.defn
+                self._use_secrets(self.req.prompt, prepared.secrets)
                 return self._early(
                     prepared.code, prepared.message, rule=prepared.rule, source=prepared.source
                 )
+            # The adapter layer (prepare) composed skills into the prompt and merged the
+            # ACP MCP servers: the run carries out that request (seed 000 §4, 002 §8.1).
+            if prepared.request is not None:
+                self.req = prepared.request
+            adapter = prepared.adapter
+            self._use_secrets(self.req.prompt, adapter.secrets if adapter else ())
+            add_secrets = getattr(self.tap, "add_secrets", None)
+            if callable(add_secrets) and self.secrets:
+                add_secrets(self.secrets)  # a recorder that takes secrets late (MCP-SECRET-002)
             self.defn = prepared.defn
             self.argv = (prepared.launch_path, *prepared.args)
             self.parser = prepared.parser
@@ -325,7 +347,20 @@ class _Run:
             self.session = prepared.plan.session if prepared.plan is not None else None
             self.pi_before = prepared.session_files_before
             self.files_before = prepared.files_before
-            return await self._spawn_and_run(prepared)
+            result = await self._spawn_and_run(prepared)
+        # The stack is closed: the .mcp.json was restored (MCP-RUN-001); report the layer.
+        error = result.error
+        if error is not None:
+            # seed 001 §11: no secret in an error message, whichever layer wrote it.
+            error = dataclasses.replace(error, message=self.redactor.redact(error.message))
+        if adapter is None:
+            return dataclasses.replace(result, error=error)
+        return dataclasses.replace(
+            result,
+            error=error,
+            mcp_injection=adapter.summary(),
+            skills_staged=tuple(s.relative_dir for s in adapter.staged),
+        )
 
     # ------------------------------------------------------------------ the live run
 

@@ -6,31 +6,66 @@ and its parser; the cwd; the executable (seed 002 §5, ref §5.2) and the launch
 prompt budget (seed 002 §6.3, RUN-BUDGET-001); for two-way formats the session and its
 ``start`` (a request the session refuses never spawns); the cwd snapshot
 (RUN-FILES-001). Any step that fails gives a :class:`Refusal` and nothing is spawned.
+
+The adapter layer runs right after the cwd check (:func:`_adapter_layer`):
+
+* **Run tool bundle** (seed 002 §8.4): validated against the def's strategy (a refusal
+  names the table row's rule, MCP-BUNDLE-001..004) and merged over the persisted servers
+  by id; the persisted ones are left out in sandbox mode (MCP-BUNDLE-005/006).
+* **MCP plan** (seed 002 §8.1, :func:`harness.mcp.plan_injection`): env content joins the
+  launch env, ACP servers join ``SessionRequest.mcp_servers``, and the ``.mcp.json``
+  write/removal is applied as the last step before the spawn and restored when the run's
+  ExitStack closes: after the run, and also when it failed, was cancelled or the awaiting
+  task was cancelled (MCP-RUN-001). Every plan is reported, NONE too (MCP-RUN-004).
+* **Skills** (seed 000 §4): staged into ``<cwd>/.od-skills/`` and composed into the
+  prompt before ``build_args`` and the budget check (SKILL-RUN-001/002).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import sys
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.defs.transport import select_transport
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
 from harness.errors import HarnessError, PromptTooLargeError
 from harness.guards.budget import check_prompt_budget
 from harness.launch import RealFileSystem, Resolution, launch_env, resolve_executable
+from harness.mcp.apply import AppliedInjection, McpApplyError, apply_injection, restore_injection
+from harness.mcp.bundles import (
+    BundleRefusedError,
+    DeliveryTarget,
+    resolve_servers_for_run,
+    validate_run_tool_bundle,
+)
+from harness.mcp.inject import InjectionPlan, is_managed_project_cwd, plan_injection
 from harness.prompt import prepare_prompt_file
 from harness.protocols.base import Actions, LocalProtocolError
 from harness.runner.sessions import SessionPlan, plan_session
 from harness.runner.snapshot import TreeSnapshot, snapshot_jsonl, snapshot_tree
 from harness.runner.types import RunErrorCode, RunRequest
+from harness.skills import (
+    Skill,
+    SkillLinkError,
+    SkillStagingError,
+    StagedSkill,
+    compose_skill_prompt,
+    context_skill_dirs,
+    stage_skill,
+)
 from harness.streams import TWO_WAY_FORMATS, StreamParser, UnknownStreamFormatError, create_parser
 
-__all__ = ["Prepared", "Refusal", "prepare"]
+__all__ = ["SKILL_PROMPT_SEPARATOR", "AdapterLayer", "Prepared", "Refusal", "prepare"]
+
+#: Between the composed skill blocks and the user's prompt (seed 000 §4 step 2).
+SKILL_PROMPT_SEPARATOR = "\n\n---\n\n"
 
 
 @dataclass(frozen=True)
@@ -43,6 +78,34 @@ class Refusal:
     source: str
     #: The def as far as it was resolved (the selected transport), when it was.
     defn: AgentDef | None = None
+    #: Secret values known when the refusal was made (the MCP plan's), for the redactor.
+    secrets: tuple[str, ...] = ()
+
+
+@dataclass
+class AdapterLayer:
+    """What the adapter layer decided for a run (MCP plan, staged skills, secrets)."""
+
+    plan: InjectionPlan
+    staged: tuple[StagedSkill, ...] = ()
+    #: Skills that could not be copied (recoverable failure): composed with the absolute
+    #: source root only (seed 000 §4 step 4 "the absolute source fallback").
+    skill_problems: tuple[str, ...] = ()
+    #: The plan's secrets plus the request's.
+    secrets: tuple[str, ...] = ()
+    applied: AppliedInjection | None = None
+    #: Problems restoring the ``.mcp.json`` after the run (never raised from cleanup).
+    restore_problems: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """``RunResult.mcp_injection``: the plan's redacted JSON plus what was done."""
+        out = self.plan.to_json()
+        out["files_written"] = list(self.applied.written) if self.applied else []
+        out["files_removed"] = list(self.applied.removed) if self.applied else []
+        out["restore_problems"] = list(self.restore_problems)
+        if self.skill_problems:
+            out["skill_problems"] = list(self.skill_problems)
+        return out
 
 
 @dataclass
@@ -61,6 +124,9 @@ class Prepared:
     #: pi-rpc session files before ``start`` (for the capture after the run).
     session_files_before: dict[str, tuple[int, float]] = field(default_factory=dict)
     files_before: TreeSnapshot = field(default_factory=dict)
+    #: The request as the run carries it out: the composed prompt, the merged ACP servers.
+    request: RunRequest | None = None
+    adapter: AdapterLayer | None = None
 
 
 def _resolve(
@@ -101,9 +167,15 @@ def prepare(
     if not os.path.isdir(cwd):
         message = f"cwd {cwd!r} is not an existing directory"
         return Refusal(RunErrorCode.CWD_INVALID, message, "RUN-SPAWN-001", "runner", defn)
+    layer = _adapter_layer(req, defn, cwd)
+    if isinstance(layer, Refusal):
+        return layer
+    req, adapter = layer
+    base_env = {**base_env, **adapter.plan.env}
     if req.argv_override is not None:
         return _prepare_override(
             req,
+            adapter,
             defn,
             cwd=cwd,
             base_env=base_env,
@@ -135,6 +207,7 @@ def prepare(
         resume_session_id=req.resume_session_id,
         new_session_id=req.new_session_id,
         prompt_file_path=prompt_path,
+        skill_dirs=context_skill_dirs(adapter.staged),
     )
     options = BuildOptions(
         model=req.model,
@@ -158,22 +231,139 @@ def prepare(
             defn, req.prompt, platform=platform, resolved_bin=launch_path, args=args
         )
     except PromptTooLargeError as exc:
-        return Refusal(exc.code, exc.message, exc.rule, "budget", defn)
+        return Refusal(exc.code, exc.message, exc.rule, "budget", defn, adapter.secrets)
     prepared = Prepared(defn=defn, launch_path=launch_path, args=args, child_env=child_env)
+    return _finish_prepare(
+        prepared, req, adapter, cwd=cwd, platform=platform, home=home, stack=stack, now_ms=now_ms
+    )
+
+
+def _finish_prepare(
+    prepared: Prepared,
+    req: RunRequest,
+    adapter: AdapterLayer,
+    *,
+    cwd: str,
+    platform: str,
+    home: str,
+    stack: contextlib.ExitStack,
+    now_ms: Callable[[], float],
+) -> Prepared | Refusal:
+    """The session (two-way) or parser, the MCP files, the cwd snapshot: the last steps."""
+    defn = prepared.defn
+    prepared.request = req
+    prepared.adapter = adapter
     if defn.stream_format in TWO_WAY_FORMATS:
         refused = _start_session(
             prepared, req, cwd=cwd, platform=platform, home=home, now_ms=now_ms()
         )
         if refused is not None:
-            return refused
+            return dataclasses.replace(refused, secrets=adapter.secrets)
     else:
         prepared.parser = create_parser(defn.stream_format, defn.event_parser)
+    # seed 002 §8.1: the .mcp.json exists while the CLI runs (it loads it at start) and is
+    # removed / put back when the run's stack closes, whatever the outcome (MCP-RUN-001).
+    # apply_injection re-proves on the real filesystem that the dir is managed
+    # (MCP-MANAGED-003): a symlinked cwd that resolves out of the root is refused here.
+    if adapter.plan.writes or adapter.plan.removals:
+        try:
+            applied = apply_injection(adapter.plan)
+        except McpApplyError as exc:
+            return Refusal(exc.code, str(exc), exc.rule, "mcp", defn, adapter.secrets)
+        adapter.applied = applied
+        stack.callback(_restore_quietly, applied, adapter.restore_problems)
     prepared.files_before, _ = snapshot_tree(cwd)
     return prepared
 
 
+def _restore_quietly(applied: AppliedInjection, problems: list[str]) -> None:
+    """Cleanup never raises out of a run: a failed restore is reported in the result."""
+    try:
+        restore_injection(applied)
+    except (McpApplyError, OSError) as exc:
+        problems.append(str(exc))
+
+
+def _delivery_target(cwd: str, root: str | None) -> DeliveryTarget:
+    if is_managed_project_cwd(cwd, root):
+        return DeliveryTarget.MANAGED_PROJECT
+    return DeliveryTarget.EXTERNAL_PROJECT
+
+
+def _stage(cwd: str, sources: tuple[str, ...]) -> tuple[list[Skill], list[StagedSkill], list[str]]:
+    skills = [Skill(id=os.path.basename(os.path.normpath(s)) or s, source_dir=s) for s in sources]
+    staged: list[StagedSkill] = []
+    problems: list[str] = []
+    for skill in skills:
+        try:
+            staged.append(stage_skill(cwd, skill))
+        except SkillLinkError:
+            # Security (issue 8): never stage, and never compose, a skill whose tree links
+            # out of its source; the run is refused (SKILL-LINK-001/002).
+            raise
+        except SkillStagingError as exc:
+            if not os.path.isdir(os.path.abspath(skill.source_dir)):
+                raise
+            # seed 000 §4 step 3 "attempts to copy"; step 4: the absolute source fallback.
+            problems.append(str(exc))
+    return skills, staged, problems
+
+
+def _adapter_layer(
+    req: RunRequest, defn: AgentDef, cwd: str
+) -> tuple[RunRequest, AdapterLayer] | Refusal:
+    """Bundle, MCP plan and skills for this run (module docstring); nothing is spawned."""
+    root = os.path.abspath(req.projects_root) if req.projects_root else None
+    secrets = tuple(s for s in req.secrets if s)
+    try:
+        # seed 002 §8.4 (run-tool-bundle.ts:108): the bundle is checked against the def's
+        # strategy before anything else; the refusal names the row's rule.
+        validate_run_tool_bundle(defn, req.run_tool_bundle, _delivery_target(cwd, root))
+        selection = resolve_servers_for_run(req.mcp_config, req.run_tool_bundle, req.sandbox)
+        # Only persisted oauth servers the run did not override need a stored token.
+        tokens = {
+            k: v for k, v in req.mcp_tokens.items() if k in selection.persisted_token_server_ids
+        }
+        plan = plan_injection(
+            defn,
+            selection.enabled_servers,
+            tokens,
+            cwd=cwd,
+            managed_projects_root=root,
+            agent_version=req.agent_version,
+        )
+    except BundleRefusedError as exc:
+        return Refusal(exc.code, str(exc), exc.rule, "mcp", defn, secrets)
+    except HarnessError as exc:  # McpInjectionError, McpBuildError
+        return Refusal(exc.code, str(exc), exc.rule or "RUN-SPAWN-001", "mcp", defn, secrets)
+    secrets = (*plan.secrets, *secrets)
+    prompt = req.prompt
+    staged: list[StagedSkill] = []
+    problems: list[str] = []
+    if req.skill_dirs:
+        try:
+            skills, staged, problems = _stage(cwd, tuple(req.skill_dirs))
+            # seed 000 §4 step 2: the SKILL.md bodies go into the prompt, before build_args
+            # and the budget check see it (SKILL-RUN-002).
+            composed = compose_skill_prompt(skills, staged)
+        except HarnessError as exc:  # SkillError and its subclasses
+            rule = exc.rule or "SKILL-STAGE-001"
+            return Refusal(exc.code, str(exc), rule, "skills", defn, secrets)
+        prompt = composed.rstrip("\n") + SKILL_PROMPT_SEPARATOR + req.prompt
+    effective = dataclasses.replace(
+        req,
+        prompt=prompt,
+        mcp_servers=(*req.mcp_servers, *plan.acp_mcp_servers),
+    )
+    adapter = AdapterLayer(
+        plan=plan, staged=tuple(staged), skill_problems=tuple(problems), secrets=secrets
+    )
+    return effective, adapter
+
+
 def _prepare_override(
     req: RunRequest,
+    adapter: AdapterLayer,
     defn: AgentDef,
     *,
     cwd: str,
@@ -217,16 +407,9 @@ def _prepare_override(
     if prompt_file is not None:
         stack.enter_context(prompt_file)
     prepared = Prepared(defn=defn, launch_path=found, args=override[1:], child_env=child_env)
-    if defn.stream_format in TWO_WAY_FORMATS:
-        refused = _start_session(
-            prepared, req, cwd=cwd, platform=platform, home=home, now_ms=now_ms()
-        )
-        if refused is not None:
-            return refused
-    else:
-        prepared.parser = create_parser(defn.stream_format, defn.event_parser)
-    prepared.files_before, _ = snapshot_tree(cwd)
-    return prepared
+    return _finish_prepare(
+        prepared, req, adapter, cwd=cwd, platform=platform, home=home, stack=stack, now_ms=now_ms
+    )
 
 
 def _start_session(

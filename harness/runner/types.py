@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.defs.types import AgentDef
 from harness.events import Event
 from harness.runner.status import RunOutcome
+
+if TYPE_CHECKING:
+    from harness.mcp.servers import McpServerConfig
 
 __all__ = [
     "DEFAULT_INACTIVITY_TIMEOUT_MS",
@@ -111,6 +114,28 @@ class RunRequest:
     #: (``harness record -- CMD ARGS``); the def still decides the prompt delivery,
     #: the parser or session, and the env. ``argv_override[0]`` is resolved on PATH.
     argv_override: Sequence[str] | None = None
+    # --- the adapter layer around the run (seed 000 §4, seed 002 §8.1 / §8.4) ------------
+    #: The user's persisted external MCP servers (``harness.mcp.load_mcp_config``). The
+    #: def's ``external_mcp_injection`` decides how they reach the CLI; NONE is reported.
+    mcp_config: Sequence[McpServerConfig] = ()
+    #: seed 002 §8.4: this run's tool bundle, validated against the def's strategy and
+    #: merged over ``mcp_config`` by server id.
+    run_tool_bundle: Sequence[McpServerConfig] = ()
+    #: seed 002 §8.4: in sandbox mode the persisted servers take no part in the run.
+    sandbox: bool = False
+    #: The managed projects root: ``.mcp.json`` is written only into a cwd strictly inside
+    #: it (seed 002 §8.1). ``None``: no cwd is managed.
+    projects_root: str | None = None
+    #: server id -> stored OAuth access token (only persisted oauth servers receive one).
+    mcp_tokens: Mapping[str, str] = field(default_factory=dict)
+    #: The agent version detection found (ACP stdio MCP cutoff, ref §2.6).
+    agent_version: str | None = None
+    #: seed 000 §4: skill directories to stage into ``<cwd>/.od-skills/`` and compose into
+    #: the prompt (before the prompt budget is checked).
+    skill_dirs: Sequence[str] = ()
+    #: Literal secret values to redact from the stderr tail, argv and error messages
+    #: (the MCP plan's own secrets are added by the runner).
+    secrets: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -145,6 +170,12 @@ class RunResult:
     first_output_ms: float | None = None
     files_truncated: bool = False
     counters: Mapping[str, int] = field(default_factory=dict)
+    #: The MCP injection the run used (``InjectionPlan.to_json()`` plus ``files_written``,
+    #: ``files_removed``, ``restore_problems``): names and paths, never a value. ``None``
+    #: when the run was refused before the plan was made.
+    mcp_injection: Mapping[str, Any] | None = None
+    #: Staged skill roots, relative to cwd (``.od-skills/<basename>-<hash>``).
+    skills_staged: tuple[str, ...] = ()
 
     @property
     def succeeded(self) -> bool:
@@ -176,6 +207,8 @@ class RunResult:
             ),
             "files_truncated": self.files_truncated,
             "counters": dict(self.counters),
+            "mcp_injection": None if self.mcp_injection is None else dict(self.mcp_injection),
+            "skills_staged": list(self.skills_staged),
         }
         if include_events:
             out["events"] = [e.to_json() for e in self.events]
