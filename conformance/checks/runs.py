@@ -55,6 +55,9 @@ __all__ = [
 
 #: Scenario steps that make a run fail, hang or break the protocol on purpose.
 FAULT_STEPS = frozenset({"api_error", "crash", "hang", "malformed", "foreign", "oversize"})
+#: Formats where every stdout line must be a frame: a ``noise`` line is fatal there
+#: (seed 001 §14: dsh fails the run on a line that is not a profile frame).
+STRICT_FRAMING_FORMATS = frozenset({"dsh-profile-jsonl"})
 #: ``succeeded`` (a live run, ref §10.1) and ``completed`` (a session, ``RunStatus``).
 SUCCESS_STATUSES = frozenset({"succeeded", "completed"})
 TERMINAL_STATUSES = SUCCESS_STATUSES | {"failed", "cancelled"}
@@ -224,6 +227,22 @@ def observe_replay(
 
     stderr = "".join(texts(RecDirection.STDERR))
     source = recording.source or "RECORDING"
+    status = classify_close_status(facts)
+    error = replay.error.to_json() if replay.error is not None else None
+    if error is None and status.value == "failed":
+        # As the live runner does (RUN-STATUS-001): nothing else explains the failure
+        # than the recorded exit, so the exit is the error.
+        how = (
+            f"was killed by signal {exit_info.signal}"
+            if exit_info.signal
+            else f"exited {exit_info.code}"
+        )
+        error = {
+            "code": "RUN_EXIT_NONZERO",
+            "message": f"the CLI {how}",
+            "source": "process",
+            "rule": "RUN-STATUS-001",
+        }
     return RunObservation(
         def_id=header.agent,
         stream_format=header.stream_format,
@@ -232,8 +251,8 @@ def observe_replay(
         frames_in=texts(RecDirection.STDIN),
         exit_code=exit_info.code,
         signal=exit_info.signal,
-        status=classify_close_status(facts).value,
-        error=replay.error.to_json() if replay.error is not None else None,
+        status=status.value,
+        error=error,
         stderr_tail=stderr[-_STDERR_TAIL:],
         files_written=(),
         duration_ms=exit_info.duration_ms,
@@ -328,7 +347,8 @@ def fault_free(obs: RunObservation) -> str | None:
         return "the run had no scenario"
     if obs.cancel_requested:
         return "the host cancelled the run"
-    faults = sorted({s.kind for s in scenario.steps if s.kind in FAULT_STEPS})
+    fatal = FAULT_STEPS | {"noise"} if obs.stream_format in STRICT_FRAMING_FORMATS else FAULT_STEPS
+    faults = sorted({s.kind for s in scenario.steps if s.kind in fatal})
     if faults:
         return f"scenario {scenario.name!r} has fault steps ({', '.join(faults)})"
     if scenario.exit_code != 0:

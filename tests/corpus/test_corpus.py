@@ -57,12 +57,6 @@ TEXT_STREAMS = frozenset({"plain"})
 #: Known gaps outside the corpus, by recording: the rules its replay fails today, and why.
 #: Strict both ways: a listed rule that passes fails the test, so a fix removes the line.
 KNOWN_GAPS: dict[str, dict[str, str]] = {
-    # observe_replay gives a one-way replay no error when only the exit code failed the run,
-    # so the api error is not "reported" although the live run's error was.
-    "copilot-stream-json/api_error.jsonl": {"RUN-FAULT-APIERROR-001": "no error in a replay"},
-    "plain/api_error.jsonl": {"RUN-FAULT-APIERROR-001": "no error in a replay"},
-    # runs.FAULT_STEPS lacks "noise", which is fatal for the strict dsh format (seed 001 §14).
-    "dsh-profile-jsonl/noise.jsonl": {"RUN-HAPPY-TEXT-001": "noise is not a fault step"},
     # A run killed during the handshake: the capture driver refuses host input without the
     # prompt request instead of comparing the frames that were sent (CAPTURE-HOSTINPUT-001).
     "acp-json-rpc/stall.jsonl": {"REPLAY-FRAMES-001": "host input ends before the prompt"},
