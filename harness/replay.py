@@ -356,13 +356,18 @@ def _replay_two_way(
     if stdin.strip():
         try:
             host_frames = parse_host_input(stdin)
-            request = adapter.host_request(host_frames)
-            source = "host-input"
         except HostInputError as exc:
-            host_frames = None
             result.findings.append(
                 Finding("REPLAY-FRAMES-001", "fail", f"the recorded stdin is unusable: {exc}")
             )
+        if host_frames is not None:
+            try:
+                request = adapter.host_request(host_frames)
+                source = "host-input"
+            except HostInputError:
+                # A run stopped before the host sent its prompt (killed in the handshake):
+                # the request is synthesized, and the frames that were sent still compare.
+                request = None
     if request is None:
         request = adapter.synthesize_request([line.value for line in split_capture(data)])
     session = _Rechunked(

@@ -56,12 +56,7 @@ SNAPSHOT_TEST = "test_events_match_the_snapshot"
 TEXT_STREAMS = frozenset({"plain"})
 #: Known gaps outside the corpus, by recording: the rules its replay fails today, and why.
 #: Strict both ways: a listed rule that passes fails the test, so a fix removes the line.
-KNOWN_GAPS: dict[str, dict[str, str]] = {
-    # A run killed during the handshake: the capture driver refuses host input without the
-    # prompt request instead of comparing the frames that were sent (CAPTURE-HOSTINPUT-001).
-    "acp-json-rpc/stall.jsonl": {"REPLAY-FRAMES-001": "host input ends before the prompt"},
-    "codex-app-server/stall.jsonl": {"REPLAY-FRAMES-001": "host input ends before the prompt"},
-}
+KNOWN_GAPS: dict[str, dict[str, str]] = {}
 #: (mode, seed) besides ``recorded``.
 OTHER_MODES = (("line", 0), ("1", 0), ("random", 1), ("random", 2))
 
