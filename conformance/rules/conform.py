@@ -102,4 +102,45 @@ RULES = (
         "design §Conformance model",
         (),
     ),
+    Rule(
+        "CONFORM-PLAN-001",
+        Tier.MANDATORY,
+        "harness conform judges every def on every registered def-level check and, on its fake, "
+        "every scenario that applies to its format with every run-level check; a left-out "
+        "scenario carries its reason.",
+        "design §Conformance model",
+        (),
+    ),
+    Rule(
+        "CONFORM-RUN-NOFAKE-001",
+        Tier.MANDATORY,
+        "A def that no fake emulator can play is not_tested on every run-level rule, with the "
+        "reason, never passed.",
+        "design §Conformance model",
+        (),
+    ),
+    Rule(
+        "CONFORM-REAL-001",
+        Tier.MANDATORY,
+        "With --real, a def's real CLI is judged by the live rules; when the live machinery is "
+        "absent or fails, every live rule is not_tested with the reason, never a silent pass.",
+        "design §Conformance model",
+        (),
+    ),
+    Rule(
+        "CONFORM-CLI-001",
+        Tier.MANDATORY,
+        "harness conform exits with the verdict's code (2 for bad input, naming the file and "
+        "field), writes each asked report kind into --out and prints the verdict table.",
+        "design §Conformance model",
+        (),
+    ),
+    Rule(
+        "CONFORM-PROGRESS-001",
+        Tier.MANDATORY,
+        "harness conform shows progress per def: one updating line per def on a TTY (runs done "
+        "of total, what it judges now), plain lines otherwise.",
+        "design §Conformance model",
+        (),
+    ),
 )

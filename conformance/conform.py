@@ -1,0 +1,897 @@
+"""``harness conform``: judge defs rule by rule against their fakes (and, asked, real CLIs).
+
+Two halves (design §Conformance model; issue 6 item 7):
+
+* **Planning is pure.** :func:`plan_conform` takes the defs, the registered checks, the
+  rule catalog, the scenarios and the options, and says what will run: per def its
+  def-level rules, the fake emulator that plays its CLI, the scenarios that apply to it
+  (each left-out scenario with its reason), its run-level rules and, with ``--real``, the
+  live rules. It reads no file, spawns nothing and looks at no clock, so it is tested
+  with plain data.
+* **The runner executes a plan** (:func:`run_conform`): every def-level check, one def
+  after another (they flip ``sys.platform`` under a lock, so never during live runs);
+  then every (def, scenario) run through the real runner (:func:`harness.runner.
+  run_agent_async`), concurrently (fakes are IO-bound), each observed with
+  :func:`~conformance.checks.runs.observe_run` and judged by every run-level check; then
+  ``--real``; then solo re-runs of flaky-listed failures (CONFORM-FLAKY-001). The
+  outcomes are folded by :func:`conformance.verdicts.judge` with the baseline and the
+  flaky list; the exit code is the verdict's (CONFORM-EXIT-001).
+
+Checks are looked up in the registry (:func:`conformance.checks.all_checks`), so a check
+module another area adds to ``CHECK_MODULES`` is judged here without a change.
+
+**Never a silent pass** (design §Conformance model "not_tested"). A def with no fake
+emulator gets ``not_tested`` for every run-level rule (CONFORM-RUN-NOFAKE-001); a run
+that could not be made gets ``not_tested`` for every rule it would have fed; with
+``--real``, a missing :mod:`harness.live` makes every live rule and CONFORM-REAL-001
+``not_tested`` with the import error as the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as _dt
+import os
+import secrets as _secrets
+import shlex
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from conformance.baseline import EntryList
+from conformance.checks import Finding, not_tested, skipped, to_outcomes
+from conformance.rules import Rule
+from conformance.verdicts import DEFAULT_MAX_RERUNS, Outcome, Status, Verdict, judge, should_rerun
+from harness.defs.types import AgentDef
+from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from fake_clis.scenario import Scenario
+    from harness.events import Event
+    from harness.runner import RunRequest
+
+__all__ = [
+    "CANCEL_AFTER_S",
+    "NO_FAKE_RULE",
+    "REAL_RULE",
+    "SCENARIO_EXCLUSIONS",
+    "ConformError",
+    "ConformPlan",
+    "ConformResult",
+    "DefPlan",
+    "DefTarget",
+    "ProgressUpdate",
+    "RunJob",
+    "builtin_targets",
+    "default_jobs",
+    "file_targets",
+    "live_rule_ids",
+    "needs_cancel",
+    "plan_conform",
+    "resolve_emulator",
+    "run_conform",
+    "scenario_exclusion",
+]
+
+#: CONFORM-REAL-001: with ``--real`` the def's real CLI was judged, or it says why not.
+REAL_RULE = "CONFORM-REAL-001"
+#: CONFORM-RUN-NOFAKE-001: a def no fake can play is not tested, never passed.
+NO_FAKE_RULE = "CONFORM-RUN-NOFAKE-001"
+#: Check modules whose def-level checks must not run while anything else does: the argv
+#: checks flip ``sys.platform`` for the whole process (conformance/checks/defs.py docs).
+SERIAL_CHECK_MODULES: tuple[str, ...] = ("conformance.checks.defs",)
+#: The module whose ``RULES`` are the live rules (``harness conform --real``).
+LIVE_RULES_MODULE = "conformance.rules.live"
+
+#: A scenario whose fake never finishes on its own (a ``hang`` step, or a stall longer
+#: than this) is cancelled by the host once the run has said something, or after
+#: :data:`CANCEL_AFTER_S` -- what RUN-CANCEL-001 judges (ref §10.1 rule 1).
+STALL_CANCEL_MS = 1_000
+CANCEL_AFTER_S = 2.0
+#: The runner's timeouts for a fake run: a fake answers at once, so these only stop a
+#: broken def from holding the whole run (the runner's default is 10 minutes, ref §10.1).
+FIRST_OUTPUT_TIMEOUT_MS = 30_000
+INACTIVITY_TIMEOUT_MS = 30_000
+#: Bytes of each direction kept for a run's transcript (the evidence is bounded again).
+MAX_WIRE_BYTES = 8 * 1024 * 1024
+#: Env var carrying a made-up secret into every fake run, so RUN-SECRET-001 is exercised.
+SECRET_ENV = "HARNESS_CONFORM_API_KEY"
+#: Env var name words that mark a secret: none of ours reaches a fake (harness.redact).
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+#: The prompt every fake run gets (fakes follow their scenario, not the prompt).
+PROMPT = "Create hello.html with a greeting."
+
+#: Scenarios that do not apply to a stream format, keyed by scenario then format, each
+#: with its reason: the plan leaves them out and says why (CONFORM-PLAN-001).
+SCENARIO_EXCLUSIONS: Mapping[str, Mapping[str, str]] = {
+    # None today: a ``noise`` line, once left out for ``dsh-profile-jsonl`` (seed 001 §5:
+    # "every non-empty stdout line is exactly one protocol frame"), is judged as the fault
+    # it is there by the run-level checks themselves (runs.STRICT_FRAMING_FORMATS).
+}
+
+
+class ConformError(HarnessError):
+    """A ``harness conform`` request that cannot be planned (unknown rule, scenario, def)."""
+
+    code = "CONFORM_USAGE"
+
+
+# ---------------------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True)
+class DefTarget:
+    """One def to judge, where it came from, and which fake emulator plays its CLI."""
+
+    defn: AgentDef
+    #: The def file (``--def``), or ``None`` for a built-in def.
+    source: str | None = None
+    #: The built-in id whose fake emulator plays the def's CLI; ``None``: no fake can.
+    emulator: str | None = None
+    #: Why no fake can play it (when ``emulator`` is ``None``).
+    no_fake_reason: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.defn.id
+
+    def repro(self, scenario: str | None = None, rule: str | None = None) -> str:
+        """The ``harness conform`` command that reproduces one verdict of this def."""
+        words = ["harness", "conform"]
+        words += ["--def", self.source] if self.source else ["--agent", self.defn.id]
+        if scenario is not None:
+            words += ["--scenario", scenario]
+        if rule is not None:
+            words += ["--rule", rule]
+        return shlex.join(words)
+
+
+def resolve_emulator(
+    defn: AgentDef, builtins: Sequence[AgentDef], emulators: Iterable[str]
+) -> tuple[str | None, str]:
+    """The built-in id whose fake plays ``defn``'s CLI, or ``(None, why)``.
+
+    The same choice as the pytest plugin's (PLUGIN-FAKE-001), without pytest: the def's
+    own id when a fake exists for it and speaks its format; else the first built-in, in
+    registry order, with a fake whose (stream_format, event_parser) -- own or of an
+    ``alt_transports`` entry -- equal the def's.
+    """
+    have = set(emulators)
+    wanted = (defn.stream_format, defn.event_parser)
+
+    def speaks(builtin: AgentDef) -> bool:
+        pairs = {(builtin.stream_format, builtin.event_parser)}
+        pairs |= {(t.stream_format, t.event_parser) for t in builtin.alt_transports}
+        return wanted in pairs
+
+    same = next((b for b in builtins if b.id == defn.id), None)
+    if same is not None and same.id in have and speaks(same):
+        return same.id, ""
+    for builtin in builtins:
+        if builtin.id in have and speaks(builtin):
+            return builtin.id, ""
+    return None, (
+        f"no fake emulator reads stream_format {defn.stream_format!r} with event_parser "
+        f"{defn.event_parser!r}"
+    )
+
+
+def builtin_targets(
+    defs: Sequence[AgentDef], agents: Sequence[str] | None = None
+) -> list[DefTarget]:
+    """Targets for the built-in (and local profile) defs, all or the ``agents`` asked for."""
+    from fake_clis.catalog import all_specs
+    from harness.defs.registry import BUILTIN_DEFS
+
+    by_id = {d.id: d for d in defs}
+    if agents:
+        unknown = [a for a in agents if a not in by_id]
+        if unknown:
+            raise ConformError(
+                f"--agent: unknown agent id(s) {unknown}; known: {', '.join(sorted(by_id))}"
+            )
+        chosen = [by_id[a] for a in dict.fromkeys(agents)]
+    else:
+        chosen = list(defs)
+    emulators = set(all_specs())
+    out: list[DefTarget] = []
+    for defn in chosen:
+        emulator, why = resolve_emulator(defn, BUILTIN_DEFS, emulators)
+        out.append(DefTarget(defn, None, emulator, why))
+    return out
+
+
+def file_targets(paths: Sequence[str], reserved_ids: Iterable[str]) -> list[DefTarget]:
+    """Targets for adapter authors' def files, each loaded and validated as data first.
+
+    A bad file raises :class:`~conformance.checks.loader.DefFileError` naming the file and
+    the field (DEFCHECK-LOAD-001); ``harness conform`` then exits 2 and runs nothing.
+    """
+    from conformance.checks.loader import load_def_file
+    from fake_clis.catalog import all_specs
+    from harness.defs.registry import BUILTIN_DEFS
+
+    emulators = set(all_specs())
+    reserved = set(reserved_ids)
+    out: list[DefTarget] = []
+    for path in paths:
+        for defn in load_def_file(path, reserved_ids=reserved):
+            emulator, why = resolve_emulator(defn, BUILTIN_DEFS, emulators)
+            out.append(DefTarget(defn, path, emulator, why))
+            reserved.add(defn.id)
+    return out
+
+
+# ---------------------------------------------------------------------------- planning
+
+
+def needs_cancel(scenario: Scenario) -> bool:
+    """Whether the fake never ends this scenario by itself, so the host cancels it."""
+    return scenario.stall_ms >= STALL_CANCEL_MS or any(s.kind == "hang" for s in scenario.steps)
+
+
+def scenario_exclusion(scenario: str, stream_format: str) -> str | None:
+    """Why ``scenario`` does not apply to a def of ``stream_format`` (``None``: it does)."""
+    return SCENARIO_EXCLUSIONS.get(scenario, {}).get(stream_format)
+
+
+def live_rule_ids(catalog: Mapping[str, Rule]) -> tuple[str, ...]:
+    """The live rules ``--real`` judges: those :func:`harness.live.conform.real_findings`
+    reports on (its ``LIVE_RULES``); while :mod:`harness.live` cannot be imported, every
+    rule of ``conformance/rules/live.py`` (each then ``not_tested``, with the reason)."""
+    import importlib
+
+    try:
+        live = importlib.import_module("harness.live.conform")
+        return tuple(r for r in getattr(live, "LIVE_RULES", ()) if r in catalog)
+    except ImportError:
+        pass
+    try:
+        module = importlib.import_module(LIVE_RULES_MODULE)
+    except ImportError:
+        return ()
+    return tuple(r.id for r in getattr(module, "RULES", ()) if r.id in catalog)
+
+
+def _rule_applies(rule: Rule, stream_format: str) -> bool:
+    return rule.formats == () or "*" in rule.formats or stream_format in rule.formats
+
+
+@dataclass(frozen=True)
+class RunJob:
+    """One fake run: a def (by its index in the plan) and a scenario."""
+
+    index: int
+    scenario: str
+    cancel: bool
+
+
+@dataclass(frozen=True)
+class DefPlan:
+    """What :func:`run_conform` does for one def."""
+
+    target: DefTarget
+    def_rules: tuple[str, ...]
+    run_rules: tuple[str, ...]
+    scenarios: tuple[str, ...]
+    #: (scenario, why it does not apply to this def).
+    left_out: tuple[tuple[str, str], ...]
+    live_rules: tuple[str, ...] = ()
+    real: bool = False
+
+    @property
+    def id(self) -> str:
+        return self.target.id
+
+    @property
+    def applicable(self) -> tuple[str, ...]:
+        """Every rule this def is judged on; one with no outcome is ``not_tested``."""
+        rules = [*self.def_rules, *self.run_rules]
+        if self.real:
+            rules += [*self.live_rules, REAL_RULE]
+        if self.run_rules and self.target.emulator is None:
+            rules.append(NO_FAKE_RULE)
+        return tuple(dict.fromkeys(rules))
+
+
+@dataclass(frozen=True)
+class ConformPlan:
+    defs: tuple[DefPlan, ...]
+    #: The set the defs are checked in (DEF-REGISTRY-001): built-ins plus file defs.
+    siblings: tuple[AgentDef, ...]
+    real: bool = False
+    #: ``--scenario`` as given (``None``: every scenario), for ``real_findings``.
+    scenario_filter: tuple[str, ...] | None = None
+
+    @property
+    def jobs(self) -> tuple[RunJob, ...]:
+        """Every fake run, scenario-major so the defs progress together."""
+        from fake_clis.scenario import load_scenario
+
+        cancels = {s: needs_cancel(load_scenario(s)) for p in self.defs for s in p.scenarios}
+        out = [
+            RunJob(i, s, cancels[s])
+            for i, p in enumerate(self.defs)
+            if p.target.emulator is not None and p.run_rules
+            for s in p.scenarios
+        ]
+        return tuple(sorted(out, key=lambda j: (j.scenario != "happy", j.scenario, j.index)))
+
+    @property
+    def applicable(self) -> dict[str, tuple[str, ...]]:
+        return {p.id: p.applicable for p in self.defs}
+
+
+def plan_conform(
+    targets: Sequence[DefTarget],
+    *,
+    def_checks: Iterable[str],
+    run_checks: Iterable[str],
+    catalog: Mapping[str, Rule],
+    scenarios: Sequence[str],
+    scenario_filter: Sequence[str] | None = None,
+    rule_filter: Sequence[str] | None = None,
+    siblings: Sequence[AgentDef] = (),
+    real: bool = False,
+    live_rules: Sequence[str] = (),
+) -> ConformPlan:
+    """The plan (pure): which rules, scenarios and runs each def gets.
+
+    ``def_checks`` / ``run_checks``: the rule ids with a registered check of that level;
+    ``scenarios``: every scenario there is; ``scenario_filter`` (``--scenario``) and
+    ``rule_filter`` (``--rule``) narrow them. Raises :class:`ConformError` for a duplicate
+    def id, an unknown scenario or a rule nothing here can judge.
+    """
+    if not targets:
+        raise ConformError("nothing to judge: no def selected")
+    seen: dict[str, str] = {}
+    for t in targets:
+        where = t.source or "built-in"
+        if t.id in seen:
+            raise ConformError(f"def id {t.id!r} is given twice ({seen[t.id]} and {where})")
+        seen[t.id] = where
+    known_scenarios = list(scenarios)
+    chosen = known_scenarios
+    if scenario_filter is not None:
+        unknown = [s for s in scenario_filter if s not in known_scenarios]
+        if unknown:
+            raise ConformError(
+                f"--scenario: unknown scenario(s) {unknown}; known: {', '.join(known_scenarios)}"
+            )
+        chosen = list(dict.fromkeys(scenario_filter))
+    def_ids = sorted(set(def_checks))
+    run_ids = sorted(set(run_checks))
+    live = sorted(set(live_rules)) if real else []
+    if rule_filter is not None:
+        judged = {*def_ids, *run_ids, *live, *([REAL_RULE] if real else [])}
+        unknown = [r for r in rule_filter if r not in catalog]
+        if unknown:
+            raise ConformError(f"--rule: unknown rule id(s) {unknown}; {len(catalog)} known")
+        unjudged = [r for r in rule_filter if r not in judged]
+        if unjudged:
+            hint = " (live rules need --real)" if not real else ""
+            raise ConformError(
+                f"--rule: no check judges {unjudged} in this run{hint}; rules with checks: "
+                f"{', '.join(sorted(judged))}"
+            )
+        wanted = set(rule_filter)
+        def_ids = [r for r in def_ids if r in wanted]
+        run_ids = [r for r in run_ids if r in wanted]
+        live = [r for r in live if r in wanted]
+    plans: list[DefPlan] = []
+    for t in targets:
+        fmt = t.defn.stream_format
+        runs = [r for r in run_ids if r in catalog]
+        applies = [s for s in chosen if scenario_exclusion(s, fmt) is None]
+        left_out = tuple(
+            (s, reason) for s in chosen if (reason := scenario_exclusion(s, fmt)) is not None
+        )
+        plans.append(
+            DefPlan(
+                target=t,
+                def_rules=tuple(def_ids),
+                run_rules=tuple(runs),
+                scenarios=tuple(applies) if runs else (),
+                left_out=left_out,
+                live_rules=tuple(r for r in live if _rule_applies(catalog[r], fmt)),
+                real=real and (rule_filter is None or bool(live) or REAL_RULE in rule_filter),
+            )
+        )
+    return ConformPlan(
+        defs=tuple(plans),
+        siblings=tuple(siblings),
+        real=real,
+        scenario_filter=None if scenario_filter is None else tuple(chosen),
+    )
+
+
+def default_jobs() -> int:
+    """Concurrent fake runs: fakes mostly wait on pipes, so twice the cores (at least 2)."""
+    return max(2, (os.cpu_count() or 1) * 2)
+
+
+# ---------------------------------------------------------------------------- progress
+
+
+@dataclass(frozen=True)
+class ProgressUpdate:
+    """Where one def is: runs done of its total, what it is judging now."""
+
+    def_id: str
+    done: int
+    total: int
+    #: e.g. ``"DEF-BUDGET-001"``, ``"scenario happy"``, ``"real CLI"``, ``"done"``.
+    current: str
+    #: Fail outcomes seen so far.
+    failures: int = 0
+    finished: bool = False
+
+
+OnProgress = Callable[[ProgressUpdate], None]
+
+
+class _Tracker:
+    def __init__(self, plan: ConformPlan, on_progress: OnProgress | None) -> None:
+        self._on = on_progress
+        self.total = {p.id: len(p.scenarios) if p.target.emulator else 0 for p in plan.defs}
+        self.done = dict.fromkeys(self.total, 0)
+        self.failures = dict.fromkeys(self.total, 0)
+        self.finished: set[str] = set()
+        self.real = {p.id: p.real for p in plan.defs}
+        self._lock = threading.RLock()
+
+    def note(self, def_id: str, current: str, outcomes: Iterable[Outcome] = ()) -> None:
+        with self._lock:  # def checks of several defs may report from worker threads
+            self.failures[def_id] += sum(1 for o in outcomes if o.status is Status.FAIL)
+            if current == "done":
+                if def_id in self.finished:
+                    return
+                self.finished.add(def_id)
+            if self._on is not None:
+                self._on(
+                    ProgressUpdate(
+                        def_id,
+                        self.done[def_id],
+                        self.total[def_id],
+                        current,
+                        self.failures[def_id],
+                        finished=current == "done",
+                    )
+                )
+
+    def run_done(self, def_id: str, scenario: str, outcomes: Sequence[Outcome]) -> None:
+        self.done[def_id] += 1
+        worst = next((o.rule_id for o in outcomes if o.status is Status.FAIL), None)
+        current = f"scenario {scenario}" + (f" ({worst} fails)" if worst else "")
+        self.note(def_id, current, outcomes)
+        if self.done[def_id] == self.total[def_id] and not self.real.get(def_id):
+            self.note(def_id, "done")
+
+
+# ---------------------------------------------------------------------------- running
+
+
+@dataclass(frozen=True)
+class ConformResult:
+    plan: ConformPlan
+    verdict: Verdict
+    outcomes: tuple[Outcome, ...]
+    #: Fake runs made (re-runs included).
+    runs: int
+    duration_s: float
+    finished_at: _dt.datetime
+
+
+class _Tap:
+    """A WireTap keeping what crossed stdin and stdout (bounded), for the transcript."""
+
+    def __init__(self) -> None:
+        self.wire: dict[str, bytearray] = {"stdin": bytearray(), "stdout": bytearray()}
+
+    def spawned(self, defn: AgentDef, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        return None
+
+    def data(self, direction: str, data: bytes, t_ms: float) -> None:
+        buf = self.wire.get(direction)
+        if buf is not None and len(buf) < MAX_WIRE_BYTES:
+            buf += data[: MAX_WIRE_BYTES - len(buf)]
+
+    def exited(self, code: int | None, signal: int | None, duration_ms: float) -> None:
+        return None
+
+    def lines(self, direction: str) -> tuple[str, ...]:
+        text = bytes(self.wire[direction]).decode("utf-8", "replace")
+        return tuple(text.splitlines(keepends=True))
+
+
+def _fake_env(base: Mapping[str, str], defn: AgentDef, bin_dir: Path, home: Path) -> dict[str, str]:
+    """The fake's environment: no ``FAKE_CLI_*``, no secret-named variable, no executable
+    or transport override (an inherited one would bypass the fake), the shims first on
+    PATH, HOME inside the run's own directory."""
+    from harness.defs.registry import BUILTIN_DEFS
+    from harness.launch import path_env_key
+
+    dropped = {
+        k.upper() for d in (*BUILTIN_DEFS, defn) for k in (d.bin_env_key, d.transport_env_var) if k
+    }
+    env = {
+        k: v
+        for k, v in base.items()
+        if not k.upper().startswith("FAKE_CLI_")
+        and not any(w in k.upper() for w in _SECRET_WORDS)
+        and k.upper() not in dropped
+    }
+    key = path_env_key(env, sys.platform)
+    env[key] = str(bin_dir) + (os.pathsep + env[key] if env.get(key) else "")
+    env.update(HOME=str(home), USERPROFILE=str(home))
+    return env
+
+
+def _install_shims(target: DefTarget, bin_dir: Path) -> Path:
+    """Shims named like the def's ``bin`` and fallbacks, running its emulator."""
+    from harness.fakes_install import shim_name, shim_text
+
+    assert target.emulator is not None
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    text = shim_text(target.emulator, sys.executable, sys.platform)
+    for name in dict.fromkeys((target.defn.bin, *target.defn.fallback_bins)):
+        shim = bin_dir / shim_name(name, sys.platform)
+        shim.write_text(text, encoding="utf-8", newline="")
+        if sys.platform != "win32":
+            shim.chmod(0o755)
+    return bin_dir / shim_name(target.defn.bin, sys.platform)
+
+
+def _not_tested_all(
+    def_id: str, rules: Iterable[str], why: str, scenario: str | None
+) -> list[Outcome]:
+    return to_outcomes(def_id, {r: not_tested(why) for r in rules}, scenario=scenario)
+
+
+class _Runner:
+    def __init__(
+        self,
+        plan: ConformPlan,
+        root: Path,
+        tracker: _Tracker,
+        base_env: Mapping[str, str],
+    ) -> None:
+        self.plan = plan
+        self.root = root
+        self.tracker = tracker
+        self.base_env = base_env
+        self.secret = "sk-conform-" + _secrets.token_hex(16)
+        self.runs = 0
+        self._shims: dict[int, Path] = {}
+        self._counter = 0
+
+    def _shim(self, index: int) -> Path:
+        if index not in self._shims:
+            target = self.plan.defs[index].target
+            self._shims[index] = _install_shims(target, self.root / f"d{index}" / "bin")
+        return self._shims[index]
+
+    def _request(self, index: int, scenario: str) -> RunRequest:
+        from harness.defs.types import ResumeStyle
+        from harness.runner import RunRequest
+
+        target = self.plan.defs[index].target
+        shim = self._shim(index)
+        self._counter += 1
+        run_dir = self.root / f"d{index}" / f"{scenario}-{self._counter}"
+        cwd, home = run_dir / "cwd", run_dir / "home"
+        cwd.mkdir(parents=True)
+        home.mkdir()
+        env = _fake_env(self.base_env, target.defn, shim.parent, home)
+        env["FAKE_CLI_SCENARIO"] = scenario
+        specify = target.defn.resume_style is ResumeStyle.SPECIFY
+        return RunRequest(
+            defn=target.defn,
+            prompt=PROMPT,
+            cwd=str(cwd),
+            home=str(home),
+            env=env,
+            env_overlay={SECRET_ENV: self.secret},
+            bin_override=str(shim),
+            new_session_id=str(uuid.uuid4()) if specify else None,
+            first_output_timeout_ms=FIRST_OUTPUT_TIMEOUT_MS,
+            inactivity_timeout_ms=INACTIVITY_TIMEOUT_MS,
+        )
+
+    async def run_one(self, job: RunJob, rule_ids: Sequence[str] | None = None) -> list[Outcome]:
+        """One fake run, judged by the def's run-level rules (or ``rule_ids``)."""
+        from conformance.checks import evaluate_run
+        from conformance.checks.runs import observe_run
+        from fake_clis.scenario import load_scenario
+        from harness.runner import is_substantive, run_agent_async
+
+        plan = self.plan.defs[job.index]
+        rules = list(plan.run_rules if rule_ids is None else rule_ids)
+        repro = plan.target.repro(job.scenario)
+        self.runs += 1
+        try:
+            request = self._request(job.index, job.scenario)
+            scenario = load_scenario(job.scenario)
+            tap = _Tap()
+            cancel = asyncio.Event()
+            on_event: Callable[[Event], None] | None = None
+            timer: asyncio.TimerHandle | None = None
+            if job.cancel:
+                # ref §10.1 rule 1 (RUN-CANCEL-001): cancel once the CLI said something.
+                def on_event(event: Event) -> None:
+                    if is_substantive(event):
+                        cancel.set()
+
+                timer = asyncio.get_running_loop().call_later(CANCEL_AFTER_S, cancel.set)
+            try:
+                result = await run_agent_async(request, on_event=on_event, cancel=cancel, tap=tap)
+            finally:
+                if timer is not None:
+                    timer.cancel()
+            obs = observe_run(
+                result,
+                request=request,
+                scenario=scenario,
+                frames_out=tap.lines("stdout"),
+                frames_in=tap.lines("stdin"),
+                repro_command=repro,
+            )
+            findings = evaluate_run(obs, rule_ids=rules)
+        except Exception as exc:  # the run itself could not be made: not tested, never pass
+            why = f"the fake run could not be made: {type(exc).__name__}: {exc}"
+            return _not_tested_all(plan.id, rules, why, job.scenario)
+        return [
+            dataclasses.replace(o, duration_ms=result.duration_ms)
+            for o in to_outcomes(plan.id, findings, scenario=job.scenario)
+        ]
+
+    async def run_all(self, jobs: Sequence[RunJob], concurrency: int) -> list[Outcome]:
+        gate = asyncio.Semaphore(max(1, concurrency))
+        out: list[Outcome] = []
+
+        async def guarded(job: RunJob) -> None:
+            async with gate:
+                outcomes = await self.run_one(job)
+            out.extend(outcomes)
+            self.tracker.run_done(self.plan.defs[job.index].id, job.scenario, outcomes)
+
+        await asyncio.gather(*(guarded(j) for j in jobs))
+        return out
+
+
+def _def_outcomes(
+    plan: ConformPlan, index: int, tracker: _Tracker, rule_ids: Sequence[str] | None = None
+) -> list[Outcome]:
+    """Every def-level check of one def, one rule at a time (the progress names each)."""
+    from conformance.checks import evaluate_def
+
+    p = plan.defs[index]
+    out: list[Outcome] = []
+    for rule in p.def_rules if rule_ids is None else rule_ids:
+        tracker.note(p.id, rule)
+        started = time.monotonic()
+        findings = evaluate_def(
+            p.target.defn, siblings=plan.siblings, source=p.target.source, rule_ids=[rule]
+        )
+        ms = (time.monotonic() - started) * 1000.0
+        outcomes = [dataclasses.replace(o, duration_ms=ms) for o in to_outcomes(p.id, findings)]
+        tracker.note(p.id, rule, outcomes)
+        out += outcomes
+    return out
+
+
+def _split_def_rules(plan: ConformPlan) -> tuple[list[list[str]], list[list[str]]]:
+    """Per def: the def rules whose checks live in :data:`SERIAL_CHECK_MODULES` (or have no
+    registered check) and the rest, which may run concurrently with other defs'."""
+    from conformance.checks import all_checks
+
+    checks = all_checks("def")
+    serial: list[list[str]] = []
+    parallel: list[list[str]] = []
+    for p in plan.defs:
+        one = [r for r in p.def_rules if r not in checks or _serial(checks[r].func)]
+        serial.append(one)
+        parallel.append([r for r in p.def_rules if r not in one])
+    return serial, parallel
+
+
+def _serial(func: Callable[..., Any]) -> bool:
+    return func.__module__ in SERIAL_CHECK_MODULES
+
+
+def _structural_outcomes(p: DefPlan) -> list[Outcome]:
+    """Outcomes that need no run: no fake at all, or no scenario that applies."""
+    if not p.run_rules:
+        return []
+    if p.target.emulator is None:
+        why = f"no fake CLI can play this def: {p.target.no_fake_reason}"
+        out = _not_tested_all(p.id, p.run_rules, why, None)
+        # CONFORM-RUN-NOFAKE-001: said once more as its own cell, with the reason.
+        return out + _not_tested_all(p.id, [NO_FAKE_RULE], why, None)
+    if not p.scenarios:
+        left = "; ".join(f"{s}: {why}" for s, why in p.left_out) or "none selected"
+        why = f"no selected scenario applies to this def ({left})"
+        return to_outcomes(p.id, {r: skipped(why) for r in p.run_rules})
+    return []
+
+
+RealFindings = Callable[..., "list[tuple[str, str, Finding]]"]
+
+
+def _real_outcomes(
+    plan: ConformPlan,
+    p: DefPlan,
+    catalog: Mapping[str, Rule],
+    *,
+    cache_dir: str | None,
+    record_dir: str | None,
+    tracker: _Tracker,
+) -> list[Outcome]:
+    """``--real``: the live findings of one def from :mod:`harness.live` (imported here).
+
+    A missing module makes every live rule and CONFORM-REAL-001 ``not_tested``; a crash
+    of ``real_findings`` or a finding naming an unknown rule makes CONFORM-REAL-001
+    ``not_tested``; no finding at all is ``not_tested`` too (never a silent pass).
+    """
+    rules = [*p.live_rules, REAL_RULE]
+    tracker.note(p.id, "real CLI")
+    try:
+        from harness.live.conform import real_findings
+    except ImportError as exc:
+        why = f"--real: harness.live is not available ({type(exc).__name__}: {exc})"
+        return _not_tested_all(p.id, rules, why, "real")
+
+    def progress(*args: Any, **kwargs: Any) -> None:
+        words = [str(a) for a in args] + [f"{k}={v}" for k, v in kwargs.items()]
+        tracker.note(p.id, "real: " + " ".join(words))
+
+    try:
+        found = real_findings(
+            p.target.defn,
+            scenarios=None if plan.scenario_filter is None else list(plan.scenario_filter),
+            cache_dir=cache_dir,
+            record_dir=record_dir,
+            on_progress=progress,
+        )
+    except Exception as exc:
+        why = f"--real: real_findings raised {type(exc).__name__}: {exc}"
+        return _not_tested_all(p.id, [REAL_RULE], why, "real")
+    out: list[Outcome] = []
+    problems: list[str] = []
+    for item in found:
+        try:
+            rule_id, scenario, finding = item
+        except (TypeError, ValueError):
+            problems.append(f"not a (rule, scenario, finding) triple: {item!r}")
+            continue
+        if rule_id not in catalog or not isinstance(finding, Finding):
+            problems.append(f"finding for unknown rule {rule_id!r} or not a Finding")
+            continue
+        label = f"real:{scenario}"
+        out += to_outcomes(p.id, {rule_id: finding}, scenario=label)
+    if problems:
+        why = "--real: real_findings returned " + "; ".join(problems[:3])
+        out += _not_tested_all(p.id, [REAL_RULE], why, "real")
+    elif not out:
+        out += _not_tested_all(p.id, [REAL_RULE], "--real: real_findings found nothing", "real")
+    else:
+        judged = [o for o in out if o.status is not Status.SKIPPED]
+        if judged:
+            summary = f"{len(judged)} live finding(s) on the real CLI"
+            out += to_outcomes(p.id, {REAL_RULE: Finding(Status.PASS, summary)}, scenario="real")
+        else:
+            # every live finding says the real CLI could not run here: so does this one.
+            finding = Finding(Status.SKIPPED, out[0].reason)
+            out += to_outcomes(p.id, {REAL_RULE: finding}, scenario="real")
+    return out
+
+
+async def _flaky_reruns(
+    runner: _Runner,
+    outcomes: list[Outcome],
+    *,
+    flaky: EntryList,
+    max_reruns: int,
+) -> list[Outcome]:
+    """CONFORM-FLAKY-001: re-run each failed flaky-listed check solo until it passes or
+    the re-runs are used up (MCP python-sdk's solo re-verification, wire §B.2)."""
+    plan, tracker = runner.plan, runner.tracker
+    index = {p.id: i for i, p in enumerate(plan.defs)}
+    extra: list[Outcome] = []
+    failed = [o for o in outcomes if o.status is Status.FAIL and flaky.lists(o.def_id, o.rule_id)]
+    for first in failed:
+        attempts = [first.status]
+        i = index[first.def_id]
+        while should_rerun(attempts, flaky_listed=True, max_reruns=max_reruns):
+            number = len(attempts) + 1
+            if first.scenario is None:
+                got = await asyncio.to_thread(_def_outcomes, plan, i, tracker, [first.rule_id])
+            else:
+                job = RunJob(i, first.scenario, _cancels(first.scenario))
+                got = await runner.run_one(job, [first.rule_id])
+            again = [dataclasses.replace(o, attempt=number) for o in got]
+            extra += again
+            attempts.append(again[0].status if again else Status.NOT_TESTED)
+    return extra
+
+
+def _cancels(scenario: str) -> bool:
+    from fake_clis.scenario import load_scenario
+
+    return needs_cancel(load_scenario(scenario))
+
+
+def run_conform(
+    plan: ConformPlan,
+    *,
+    jobs: int | None = None,
+    baseline: EntryList | None = None,
+    flaky: EntryList | None = None,
+    on_progress: OnProgress | None = None,
+    catalog: Mapping[str, Rule] | None = None,
+    cache_dir: str | None = None,
+    record_dir: str | None = None,
+    max_reruns: int = DEFAULT_MAX_RERUNS,
+    base_env: Mapping[str, str] | None = None,
+    work_dir: str | None = None,
+) -> ConformResult:
+    """Execute ``plan`` and judge it (see the module docs for the order of the phases)."""
+    from conformance.rules import all_rules
+
+    rules = all_rules() if catalog is None else catalog
+    started = time.monotonic()
+    tracker = _Tracker(plan, on_progress)
+    outcomes: list[Outcome] = []
+    # Phase 1a: the argv checks, one def after another: they flip sys.platform, which
+    # every thread sees (conformance/checks/defs.py), so nothing else runs meanwhile.
+    serial, parallel = _split_def_rules(plan)
+    for i, p in enumerate(plan.defs):
+        outcomes += _def_outcomes(plan, i, tracker, serial[i])
+        outcomes += _structural_outcomes(p)
+    # Phase 1b: every other def-level check (e.g. ones that run the def's fake), one
+    # worker per def; a def's own checks stay in order (they may share a cache).
+    with ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool:
+        futures = [
+            pool.submit(_def_outcomes, plan, i, tracker, parallel[i])
+            for i in range(len(plan.defs))
+            if parallel[i]
+        ]
+        for future in futures:
+            outcomes += future.result()
+    with tempfile.TemporaryDirectory(prefix="harness-conform-", dir=work_dir) as tmp:
+        runner = _Runner(plan, Path(tmp), tracker, os.environ if base_env is None else base_env)
+
+        async def fakes() -> list[Outcome]:
+            out = await runner.run_all(plan.jobs, jobs or default_jobs())
+            if flaky is not None and len(flaky):
+                out += await _flaky_reruns(runner, out, flaky=flaky, max_reruns=max_reruns)
+            return out
+
+        # Phase 2: every (def, scenario) on the fakes, concurrently; flaky re-runs solo.
+        outcomes += asyncio.run(fakes())
+    # Phase 3: --real, one def at a time (real CLIs are heavy).
+    for p in plan.defs:
+        if p.real:
+            outcomes += _real_outcomes(
+                plan, p, rules, cache_dir=cache_dir, record_dir=record_dir, tracker=tracker
+            )
+        tracker.note(p.id, "done")
+    verdict = judge(
+        outcomes, rules=rules, applicable=plan.applicable, baseline=baseline, flaky=flaky
+    )
+    return ConformResult(
+        plan=plan,
+        verdict=verdict,
+        outcomes=tuple(outcomes),
+        runs=runner.runs,
+        duration_s=time.monotonic() - started,
+        finished_at=_dt.datetime.now(_dt.timezone.utc),
+    )

@@ -1,0 +1,279 @@
+"""``harness conform``: judge defs rule by rule against their fakes; reports and an exit code.
+
+``harness conform [--def PATH.py ...] [--agent ID ...] [--real] [--baseline FILE]
+[--flaky FILE] [--report json|junit|html|terminal ...] [--out DIR] [--jobs N]
+[--rule ID ...] [--scenario NAME ...]``
+
+* Which defs: every built-in def (and local profile) by default; ``--agent`` picks some;
+  ``--def`` loads an adapter author's file, validated as data first -- a bad file is an
+  error naming the file and the field, exit 2, and nothing runs (DEFCHECK-LOAD-001).
+  With ``--def`` alone only the file's defs are judged.
+* What runs: :mod:`conformance.conform` (plan, then def checks, fake runs, ``--real``).
+* Progress goes to stderr: one updating line per def on a TTY, plain lines otherwise
+  (CONFORM-PROGRESS-001). Then the verdict table on stdout and each report kind written
+  into ``--out`` (default ``./conform-report/``): ``conform.json``, ``conform.junit.xml``,
+  ``conform.html``. Without ``--report`` all four kinds are produced.
+* Exit code (CONFORM-CLI-001, CONFORM-EXIT-001): 0 conformant, 1 not (a mandatory fail or
+  not_tested, a capability fail, a stale baseline entry), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from harness.commands import load_defs
+from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from conformance.conform import ConformPlan, ProgressUpdate
+
+__all__ = [
+    "DEFAULT_OUT",
+    "REPORT_FILES",
+    "REPORT_KINDS",
+    "LineProgress",
+    "TtyProgress",
+    "cmd_conform",
+    "report_kinds",
+]
+
+REPORT_KINDS: tuple[str, ...] = ("json", "junit", "html", "terminal")
+#: File name per file report kind (the terminal table goes to stdout).
+REPORT_FILES: dict[str, str] = {
+    "json": "conform.json",
+    "junit": "conform.junit.xml",
+    "html": "conform.html",
+}
+DEFAULT_OUT = "conform-report"
+#: Seconds between two redraws of the TTY progress block.
+_REDRAW_S = 0.1
+
+
+def report_kinds(values: Sequence[str] | None) -> list[str]:
+    """``--report`` values (repeatable, or comma-separated) in order; none given: all four."""
+    if not values:
+        return list(REPORT_KINDS)
+    kinds: list[str] = []
+    for value in values:
+        for kind in (k.strip() for k in value.split(",")):
+            if kind not in REPORT_KINDS:
+                raise HarnessError(
+                    f"--report: unknown kind {kind!r}; known: {', '.join(REPORT_KINDS)}",
+                    rule="CONFORM-CLI-001",
+                )
+            if kind not in kinds:
+                kinds.append(kind)
+    return kinds
+
+
+class LineProgress:
+    """Plain progress for a pipe or a log: a line when a def starts its real run or
+    finishes (CONFORM-PROGRESS-001)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def start(self, plan: ConformPlan, jobs: int) -> None:
+        runs = len(plan.jobs)
+        self.stream.write(
+            f"conform: {len(plan.defs)} def(s), {runs} fake run(s), {jobs} at a time\n"
+        )
+        self.stream.flush()
+
+    def __call__(self, update: ProgressUpdate) -> None:
+        if update.finished:
+            fails = f", {update.failures} failed check(s)" if update.failures else ""
+            self.stream.write(
+                f"conform: {update.def_id}: {update.done}/{update.total} runs done{fails}\n"
+            )
+        elif update.current.startswith("real"):
+            self.stream.write(f"conform: {update.def_id}: {update.current}\n")
+        else:
+            return
+        self.stream.flush()
+
+    def close(self) -> None:
+        return None
+
+
+class TtyProgress:
+    """One updating line per def (runs done / total, what it judges now), redrawn in place.
+
+    When the terminal has fewer rows than defs, the unfinished defs are shown first and a
+    last line counts the rest.
+    """
+
+    def __init__(self, stream: TextIO, *, rows: int | None = None, cols: int | None = None):
+        size = shutil.get_terminal_size((100, 24))
+        self.stream = stream
+        self.rows = rows or size.lines
+        self.cols = cols or size.columns
+        self.order: list[str] = []
+        self.state: dict[str, ProgressUpdate] = {}
+        self.drawn = 0
+        self.last = 0.0
+
+    def start(self, plan: ConformPlan, jobs: int) -> None:
+        from conformance.conform import ProgressUpdate
+
+        totals = {p.id: len(p.scenarios) if p.target.emulator else 0 for p in plan.defs}
+        self.order = [p.id for p in plan.defs]
+        self.state = {d: ProgressUpdate(d, 0, totals[d], "waiting") for d in self.order}
+        self.stream.write(f"conform: {len(self.order)} def(s), {len(plan.jobs)} fake run(s)\n")
+        self._draw()
+
+    def __call__(self, update: ProgressUpdate) -> None:
+        self.state[update.def_id] = update
+        if update.def_id not in self.order:
+            self.order.append(update.def_id)
+        now = time.monotonic()
+        if now - self.last >= _REDRAW_S or update.finished:
+            self._draw()
+
+    def lines(self) -> list[str]:
+        width = max(20, self.cols - 1)
+        name_w = max([3, *(len(d) for d in self.order)])
+        shown = [d for d in self.order if not self.state[d].finished]
+        shown += [d for d in self.order if self.state[d].finished]
+        room = max(1, self.rows - 2)
+        hidden = len(shown) - room if len(shown) > room else 0
+        if hidden:
+            shown = shown[: room - 1]
+            hidden = len(self.order) - len(shown)
+        out: list[str] = []
+        for d in shown:
+            u = self.state[d]
+            filled = 12 * u.done // u.total if u.total else 12 * int(u.finished)
+            bar = "#" * filled + "." * (12 - filled)
+            mark = "done" if u.finished else u.current
+            fails = f"  {u.failures} failed" if u.failures else ""
+            line = f"{d.ljust(name_w)} [{bar}] {u.done:>3}/{u.total:<3} {mark}{fails}"
+            out.append(line[:width])
+        if hidden:
+            finished = sum(1 for d in self.order if self.state[d].finished)
+            out.append(f"… {hidden} more def(s); {finished}/{len(self.order)} finished")
+        return out
+
+    def _draw(self) -> None:
+        lines = self.lines()
+        buf = f"\x1b[{self.drawn}F" if self.drawn else ""
+        buf += "".join(f"\x1b[2K{line}\n" for line in lines)
+        # a block that shrank leaves old lines below: clear them
+        for _ in range(max(0, self.drawn - len(lines))):
+            buf += "\x1b[2K\n"
+        self.stream.write(buf)
+        self.stream.flush()
+        self.drawn = max(self.drawn, len(lines))
+        self.last = time.monotonic()
+
+    def close(self) -> None:
+        self._draw()
+
+
+def _command_words(args: argparse.Namespace) -> tuple[str, ...]:
+    """The command as given (for the reports' header)."""
+    words = ["harness", "conform"]
+    for path in args.defs or ():
+        words += ["--def", path]
+    for agent in args.agent or ():
+        words += ["--agent", agent]
+    if args.real:
+        words.append("--real")
+    for opt, value in (("--baseline", args.baseline), ("--flaky", args.flaky)):
+        if value:
+            words += [opt, value]
+    for kind in args.report or ():
+        words += ["--report", kind]
+    for rule in args.rule or ():
+        words += ["--rule", rule]
+    for scenario in args.scenario or ():
+        words += ["--scenario", scenario]
+    return tuple(words)
+
+
+def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
+    from conformance import conform
+    from conformance.baseline import load_baseline, load_flaky
+    from conformance.checks import all_checks
+    from conformance.reports import ReportMeta, html, json_report, junit, terminal
+    from conformance.rules import all_rules
+    from fake_clis.scenario import list_scenarios
+    from harness import __version__
+
+    err = sys.stderr
+    if args.jobs is not None and args.jobs < 1:
+        raise HarnessError("--jobs must be at least 1", rule="CONFORM-CLI-001")
+    kinds = report_kinds(args.report)
+    catalog = all_rules()
+    builtins = load_defs(args)
+    # Input first, all of it, before anything runs (exit 2 names the file and the field).
+    targets: list[conform.DefTarget] = []
+    if args.agent or not args.defs:
+        targets += conform.builtin_targets(builtins, args.agent)
+    file_defs = conform.file_targets(args.defs or [], reserved_ids=[d.id for d in builtins])
+    targets += file_defs
+    baseline = load_baseline(args.baseline, known_rules=catalog) if args.baseline else None
+    flaky = load_flaky(args.flaky, known_rules=catalog) if args.flaky else None
+    plan = conform.plan_conform(
+        targets,
+        def_checks=all_checks("def"),
+        run_checks=all_checks("run"),
+        catalog=catalog,
+        scenarios=list_scenarios(),
+        scenario_filter=args.scenario or None,
+        rule_filter=args.rule or None,
+        siblings=[*builtins, *(t.defn for t in file_defs)],
+        real=args.real,
+        live_rules=conform.live_rule_ids(catalog),
+    )
+    jobs = args.jobs or conform.default_jobs()
+    progress: LineProgress | TtyProgress
+    progress = TtyProgress(err) if err.isatty() else LineProgress(err)
+    progress.start(plan, jobs)
+    try:
+        result = conform.run_conform(
+            plan,
+            jobs=jobs,
+            baseline=baseline,
+            flaky=flaky,
+            on_progress=progress,
+            catalog=catalog,
+            cache_dir=args.cache_dir,
+            record_dir=args.record_dir,
+        )
+    finally:
+        progress.close()
+    verdict = result.verdict
+    meta = ReportMeta(
+        tool_version=__version__,
+        generated_at=result.finished_at,
+        title="harness conform",
+        command=_command_words(args),
+    )
+    renderers = {"json": json_report.render, "junit": junit.render, "html": html.render}
+    written: list[Path] = []
+    files = [k for k in kinds if k in renderers]
+    if files:
+        out_dir = Path(args.out or DEFAULT_OUT)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for kind in files:
+            path = out_dir / REPORT_FILES[kind]
+            path.write_text(renderers[kind](verdict, meta), encoding="utf-8", newline="\n")
+            written.append(path)
+    if "terminal" in kinds:
+        terminal.print_report(verdict, meta, out, env=os.environ)
+    out.write(
+        f"{result.runs} fake run(s) and {len(verdict.cells)} verdict(s) in "
+        f"{result.duration_s:.1f} s\n"
+    )
+    for path in written:
+        out.write(f"report: {path}\n")
+    out.flush()
+    return verdict.exit_code
