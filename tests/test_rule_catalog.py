@@ -26,7 +26,18 @@ class _Collector:
 def bound_ids() -> dict[str, list[str]]:
     collector = _Collector()
     code = pytest.main(
-        ["--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(TESTS_DIR)],
+        [
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            # syrupy would call every snapshot "unused" in a collect-only session
+            "-p",
+            "no:syrupy",
+            str(TESTS_DIR),
+        ],
         plugins=[collector],
     )
     assert code == 0, f"collection failed with exit code {code}"
