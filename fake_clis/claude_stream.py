@@ -54,7 +54,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,11 +168,34 @@ def user_text(message: Any) -> str:
     return ""
 
 
-def _api_error_text(step: Step) -> str:
+def _api_error_text(step: Step, env: Mapping[str, str] | None = None) -> str:
     status = int(step.get("status", 500))
     kind = str(step.get("code", "api_error"))
+    gateway = _gateway((env or {}).get("ANTHROPIC_BASE_URL", ""))
+    if gateway and status >= 500:
+        # recordings/real/claude/api_error.jsonl (2.1.332 against a base URL): the message,
+        # a hint and the gateway's host:port, instead of the JSON body.
+        return (
+            f"API Error: {status} {step.get('message', '')}. This is a server-side issue, "
+            "usually temporary \u2014 try again in a moment. If it persists, check your "
+            f"inference gateway ({gateway})."
+        )
     body = {"type": "error", "error": {"type": kind, "message": step.get("message", "")}}
     return f"API Error: {status} {json.dumps(body, separators=(',', ':'))}"
+
+
+def _gateway(base_url: str) -> str:
+    """``host:port`` of an ``ANTHROPIC_BASE_URL`` (``""`` when unset or unparseable)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(base_url.strip())
+        port = parts.port
+    except ValueError:
+        return ""
+    if not parts.hostname:
+        return ""
+    return f"{parts.hostname}:{port}" if port else parts.hostname
 
 
 # --------------------------------------------------------------------------- flavours
@@ -687,7 +710,12 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
         )
     elif kind == "shell":
         command = str(step.get("command", ""))
-        name, tool_input = "Bash", {"command": command, "description": f"Run {command}"}
+        # recordings/real/claude/shell.jsonl: the input is what the model sent; the
+        # scenario's model sends only the command (no invented ``description``).
+        tool_input = {"command": command}
+        if step.get("description"):
+            tool_input["description"] = str(step.get("description"))
+        name = "Bash"
         denial = "Claude requested permissions to use Bash, but you haven't granted it yet."
     else:
         name = str(step.get("name", "Read"))
@@ -809,7 +837,7 @@ def _claude_api_error(session: _ClaudeSession, turn: _TurnState, step: Step) -> 
     """The CLI's own report of a failed model call (anthropics/claude-code#79500 shapes)."""
     # The model call failed mid-stream: an open message never gets its message_delta.
     session.message_id = ""
-    text = _api_error_text(step)
+    text = _api_error_text(step, session.run.env)
     status = int(step.get("status", 500))
     message = {
         "id": str(uuid.uuid4()),

@@ -1205,9 +1205,39 @@ def _padded_widget(nbytes: int) -> str:
 # --------------------------------------------------------------------------- entry points
 
 
-def _resolve_model(flavour: _Flavour, args: PiArgs) -> tuple[_Model | None, list[str], str | None]:
+def _custom_models(home: Path | None) -> tuple[_Model, ...]:
+    """Models of the custom providers in ``~/.pi/agent/models.json`` (pi docs/models.md;
+    real-clis.md second batch: pi). A file that is not valid is ignored here."""
+    if home is None:
+        return ()
+    try:
+        data = json.loads((home / ".pi" / "agent" / "models.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    providers = data.get("providers") if isinstance(data, dict) else None
+    out: list[_Model] = []
+    for provider, spec in (providers or {}).items():
+        for m in (spec.get("models") or []) if isinstance(spec, dict) else []:
+            if isinstance(m, dict) and isinstance(m.get("id"), str):
+                out.append(
+                    _Model(
+                        str(provider),
+                        m["id"],
+                        str(m.get("name", m["id"])),
+                        int(m.get("contextWindow", 128_000)),
+                        int(m.get("maxTokens", 16_384)),
+                        bool(m.get("reasoning", False)),
+                        "image" in (m.get("input") or []),
+                    )
+                )
+    return tuple(out)
+
+
+def _resolve_model(
+    flavour: _Flavour, args: PiArgs, home: Path | None = None
+) -> tuple[_Model | None, list[str], str | None]:
     """main.js ``resolveCliModel``: (model, warnings, error)."""
-    models = flavour.models
+    models = (*flavour.models, *_custom_models(home))
     if args.model is None:
         if args.provider is not None:
             for model in models:
@@ -1296,7 +1326,7 @@ def _main(flavour: _Flavour) -> Callable[[FakeRun], int]:
                 return 1
             os.chdir(target)
             run.cwd = target.resolve()
-        model, warnings, error = _resolve_model(flavour, args)
+        model, warnings, error = _resolve_model(flavour, args, run.home)
         for warning in warnings:
             run.err(f"Warning: {warning}\n")
         problems = []

@@ -1,0 +1,157 @@
+"""``real_findings``: the live differential of one def, for ``harness conform --real``.
+
+For each transport and case of the def's recipe: run the case on the real CLI and on the
+fake (:func:`harness.live.session.run_live`), compare them (:mod:`.differential`), and
+check the real run's request log (LIVE-REQUESTS-001: it used the recipe's provider API,
+every request was addressed to 127.0.0.1). No recipe, a ``skip`` recipe or a CLI that is
+not installed gives ``skipped`` findings with the reason, never a silent pass
+(LIVE-SKIP-001; issue 7 item 5).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from conformance.checks import Finding, failed, not_tested, passed, skipped
+from harness.defs.types import AgentDef
+from harness.live.differential import DIFF_RULES, compare_sides, side_from_run
+from harness.live.recipes import Recipe, ScenarioCase, recipe_for
+from harness.live.session import LiveRun, LiveUnavailable, resolve_case, run_live
+from harness.modelserver import RequestRecord
+
+__all__ = [
+    "LIVE_RULES",
+    "PROVIDER_API",
+    "case_label",
+    "real_findings",
+    "request_findings",
+]
+
+#: Recipe provider -> the ``api`` the model server logs for it.
+PROVIDER_API = {
+    "anthropic": "anthropic-messages",
+    "openai-responses": "openai-responses",
+    "openai-chat": "openai-chat",
+    "gemini": "google-genai",
+}
+LIVE_RULES = (*DIFF_RULES, "LIVE-REQUESTS-001")
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+Progress = Callable[[str], None]
+Result = list[tuple[str, str, Finding]]
+
+
+def case_label(case: ScenarioCase, transport: str, recipe: Recipe) -> str:
+    """``<case>`` or, for a recipe with several transports, ``<case>@<transport>``."""
+    return case.id if len(recipe.transports) <= 1 else f"{case.id}@{transport}"
+
+
+def request_findings(recipe: Recipe, requests: Sequence[RequestRecord]) -> Finding:
+    """LIVE-REQUESTS-001 on the real run's request log."""
+    api = PROVIDER_API.get(recipe.provider or "")
+    hosts = sorted({r.headers.get("host", "") for r in requests})
+    foreign = [h for h in hosts if not h.startswith(_LOOPBACK_HOSTS)]
+    used = sorted({r.api for r in requests if r.api})
+    problems: list[str] = []
+    if foreign:
+        problems.append(f"requests addressed to {foreign}")
+    if api is not None and api not in used:
+        problems.append(f"no {api} request (the recipe's provider); APIs seen: {used}")
+    if not problems:
+        return passed(f"{len(requests)} requests, all to 127.0.0.1, API {used}")
+    lines = [f"{r.method} {r.path} api={r.api} host={r.headers.get('host')}" for r in requests]
+    return failed(
+        "LIVE-REQUESTS-001: the real side diverged: " + "; ".join(problems),
+        repro_command=f"harness live run {recipe.agent}",
+        expected=f"every request to 127.0.0.1 and at least one {api} request",
+        actual="\n".join(lines) or "(no requests)",
+    )
+
+
+def _skip_all(label: str, reason: str) -> Result:
+    return [(rule, label, skipped(reason)) for rule in LIVE_RULES]
+
+
+def real_findings(
+    defn: AgentDef,
+    *,
+    scenarios: Sequence[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    record_dir: str | os.PathLike[str] | None = None,
+    on_progress: Progress | None = None,
+) -> Result:
+    """``(rule id, scenario, finding)`` for every LIVE rule, case and transport of ``defn``.
+
+    ``scenarios`` limits the cases (case ids or scenario names; default: the recipe's).
+    ``record_dir`` records each real run to ``<record_dir>/<agent>/<label>.jsonl``.
+    """
+    progress = on_progress or (lambda _msg: None)
+    recipe = recipe_for(defn.id)
+    if recipe is None:
+        return _skip_all("*", f"no live recipe for {defn.id!r} (harness/live/recipes)")
+    if recipe.skip_reason is not None:
+        # issue 7 item 5: never launched; the verdict says why.
+        return _skip_all("*", recipe.skip_reason)
+    out: Result = []
+    for transport in recipe.transport_names(defn):
+        cases = list(recipe.cases_for(transport))
+        if scenarios:
+            wanted = set(scenarios)
+            picked = [c for c in cases if c.id in wanted or c.scenario in wanted]
+            known = {c.id for c in cases} | {c.scenario for c in cases}
+            picked += [resolve_case(recipe, s) for s in scenarios if s not in known]
+            cases = picked
+        for case in cases:
+            label = case_label(case, transport, recipe)
+            out.extend(_one_case(defn, recipe, case, transport, label, cache_dir, record_dir,
+                                 progress))
+    return out
+
+
+def _one_case(  # noqa: PLR0917 - one private call site
+    defn: AgentDef,
+    recipe: Recipe,
+    case: ScenarioCase,
+    transport: str,
+    label: str,
+    cache_dir: str | os.PathLike[str] | None,
+    record_dir: str | os.PathLike[str] | None,
+    progress: Progress,
+) -> Result:
+    record = None
+    if record_dir is not None:
+        record = Path(record_dir) / defn.id / f"{label.replace('@', '.')}.jsonl"
+        record.parent.mkdir(parents=True, exist_ok=True)
+    real: LiveRun | None = None
+    fake: LiveRun | None = None
+    try:
+        progress(f"{defn.id} {label}: real CLI")
+        real = run_live(defn, case, recipe=recipe, transport=transport, side="real",
+                        cache_dir=cache_dir, record=record)
+        progress(f"{defn.id} {label}: fake CLI")
+        fake = run_live(defn, case, recipe=recipe, transport=transport, side="fake")
+        repro = f"harness live diff {defn.id} --scenario {case.id} --transport {transport}"
+        found = compare_sides(
+            side_from_run(f"real {defn.id} {real.cli_version or ''}".strip(), real),
+            side_from_run(f"fake {defn.id}", fake),
+            scenario=case.scenario,
+            repro_command=repro,
+        )
+        out: Result = [(rule, label, finding) for rule, finding in found]
+        out.append(("LIVE-REQUESTS-001", label, request_findings(recipe, real.requests)))
+        verdicts = ", ".join(f"{r.split('-')[2]}={f.status.value}" for r, _l, f in out)
+        progress(f"{defn.id} {label}: {verdicts}")
+        return out
+    except LiveUnavailable as exc:
+        progress(f"{defn.id} {label}: skipped ({exc.reason})")
+        return _skip_all(label, exc.reason)
+    except Exception as exc:  # a crash of the check itself is not_tested, with the cause
+        why = f"the live run crashed: {type(exc).__name__}: {exc}"
+        progress(f"{defn.id} {label}: not tested ({why})")
+        return [(rule, label, not_tested(why)) for rule in LIVE_RULES]
+    finally:
+        for run in (real, fake):
+            if run is not None:
+                run.dirs.cleanup()

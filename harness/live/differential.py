@@ -1,0 +1,241 @@
+"""The differential check: the same scenario on the real CLI and on its fake (issue 7 item 4).
+
+Both runs' events are normalized (run-specific paths become ``{cwd}``/``{home}``/``{tmp}``,
+``{cwd}/x`` becomes ``x``) and compared rule by rule:
+
+==================== =====================================================================
+LIVE-DIFF-KINDS-001  same event-kind sequence after dropping timing-only ``status`` events
+                     (consecutive deltas of one kind count once: chunking is the model's)
+LIVE-DIFF-TEXT-001   same assistant text (all ``text_delta`` joined, per turn)
+LIVE-DIFF-TOOLS-001  same tool calls: names and normalized inputs, in order
+LIVE-DIFF-RESULTS-001 same tool results: count, ``is_error`` flags, each answering a call of
+                     its run, and the same files in the work dir afterwards
+LIVE-DIFF-SESSION-001 the session id is captured on both sides (or on neither)
+LIVE-DIFF-STATUS-001 same terminal status (run outcome and exit code zero / non-zero)
+==================== =====================================================================
+
+A difference is a ``fail`` :class:`~conformance.checks.Finding` whose summary names which
+side diverged — judged against what the scenario file says when it says it (its text,
+its tool steps, its ``exit_code``), else "real and fake differ" — and whose evidence
+shows both transcripts (design §Conformance model "Evidence").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.checks import Finding, failed, passed
+from conformance.evidence import Direction, Frame
+from fake_clis.scenario import Scenario, load_scenario
+from harness.events import (
+    Event,
+    Status,
+    TextDelta,
+    ThinkingDelta,
+    ToolInputDelta,
+    ToolResult,
+    ToolUse,
+    events_to_json,
+)
+
+__all__ = [
+    "DIFF_RULES",
+    "Side",
+    "compare_sides",
+    "event_kinds",
+    "normalize",
+    "side_from_run",
+]
+
+DIFF_RULES = (
+    "LIVE-DIFF-KINDS-001",
+    "LIVE-DIFF-TEXT-001",
+    "LIVE-DIFF-TOOLS-001",
+    "LIVE-DIFF-RESULTS-001",
+    "LIVE-DIFF-SESSION-001",
+    "LIVE-DIFF-STATUS-001",
+)
+#: Kinds whose consecutive repeats are one streamed piece (the split is the model's).
+_MERGED = frozenset({TextDelta.type, ThinkingDelta.type, ToolInputDelta.type})
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the comparison, already reduced to what the rules look at.
+
+    ``turns`` holds each turn's events; ``paths`` the run-specific directories
+    (``{"cwd": ..., "home": ..., "tmp": ...}``) that :func:`normalize` replaces.
+    """
+
+    label: str
+    turns: tuple[tuple[Event, ...], ...]
+    outcomes: tuple[str, ...]
+    exit_codes: tuple[int | None, ...]
+    session_ids: tuple[str | None, ...]
+    files: tuple[tuple[str, str], ...]
+    paths: tuple[tuple[str, str], ...] = ()
+    stderr: str = ""
+
+
+def side_from_run(label: str, run: Any) -> Side:
+    """A :class:`Side` from a :class:`harness.live.session.LiveRun`."""
+    return Side(
+        label=label,
+        turns=tuple(tuple(t.result.events) for t in run.turns),
+        outcomes=tuple(t.result.status.value for t in run.turns),
+        exit_codes=tuple(t.result.exit_code for t in run.turns),
+        session_ids=tuple(t.result.session_id for t in run.turns),
+        files=tuple(sorted(run.files.items())),
+        paths=(
+            ("cwd", str(run.dirs.cwd)),
+            ("home", str(run.dirs.home)),
+            ("tmp", str(run.dirs.tmp)),
+            ("server", getattr(run, "server_host", "") or ""),
+        ),
+        stderr=run.turns[-1].result.stderr_tail if run.turns else "",
+    )
+
+
+# -- normalization -------------------------------------------------------------------------
+def normalize(value: Any, paths: Sequence[tuple[str, str]]) -> Any:
+    """``value`` with run paths as placeholders; ``{cwd}/x`` becomes ``x``."""
+    if isinstance(value, str):
+        known = sorted(((n, p) for n, p in paths if p), key=lambda item: -len(item[1]))
+        if not known:
+            return value
+        # One pass, longest path first, whole path components only: a replaced part is
+        # never scanned again, and /w never matches inside /work.
+        pattern = re.compile(
+            "|".join(f"(?P<{n}>{re.escape(p)})(?![\\w.-])" for n, p in known)
+        )
+        out = pattern.sub(lambda m: "{" + str(m.lastgroup) + "}", value)
+        return out.replace("{cwd}/", "")
+    if isinstance(value, list):
+        return [normalize(v, paths) for v in value]
+    if isinstance(value, dict):
+        return {k: normalize(v, paths) for k, v in value.items()}
+    return value
+
+
+def event_kinds(events: Sequence[Event]) -> list[str]:
+    """Event kinds with ``status`` dropped (timing/lifecycle only; the session id is judged
+    by LIVE-DIFF-SESSION-001) and consecutive deltas of one kind merged."""
+    kinds: list[str] = []
+    for e in events:
+        if isinstance(e, Status):
+            continue
+        if kinds and e.type in _MERGED and kinds[-1] == e.type:
+            continue
+        kinds.append(e.type)
+    return kinds
+
+
+def _text(events: Sequence[Event]) -> str:
+    return "".join(e.delta for e in events if isinstance(e, TextDelta))
+
+
+def _tools(events: Sequence[Event], paths: Sequence[tuple[str, str]]) -> list[Any]:
+    return [[e.name, normalize(e.input, paths)] for e in events if isinstance(e, ToolUse)]
+
+
+def _results(events: Sequence[Event]) -> list[tuple[bool, bool]]:
+    """(is_error, answers a tool_use of this run) per tool result."""
+    ids = {e.id for e in events if isinstance(e, ToolUse)}
+    return [(e.is_error, e.tool_use_id in ids) for e in events if isinstance(e, ToolResult)]
+
+
+# -- the comparison ------------------------------------------------------------------------
+def _transcript(side: Side) -> list[Frame]:
+    frames: list[Frame] = []
+    for i, events in enumerate(side.turns, 1):
+        lines = [json.dumps(normalize(e, side.paths), sort_keys=True)
+                 for e in events_to_json(list(events))]
+        frames.append(Frame(Direction.STDOUT, f"[{side.label} turn {i}]\n" + "\n".join(lines)))
+    return frames
+
+
+def _blame(real_ok: bool | None, fake_ok: bool | None, real: Side, fake: Side) -> str:
+    if real_ok is None or fake_ok is None or real_ok == fake_ok:
+        return f"{real.label} and {fake.label} differ"
+    return f"the {fake.label} side diverged" if real_ok else f"the {real.label} side diverged"
+
+
+def compare_sides(
+    real: Side,
+    fake: Side,
+    *,
+    scenario: Scenario | str | None = None,
+    repro_command: str = "harness live diff",
+) -> list[tuple[str, Finding]]:
+    """One finding per LIVE-DIFF rule (in :data:`DIFF_RULES` order)."""
+    scen = load_scenario(scenario) if isinstance(scenario, str) else scenario
+    transcript = [*_transcript(real), *_transcript(fake)]
+    stderr = f"[{real.label}]\n{real.stderr[-2000:]}\n[{fake.label}]\n{fake.stderr[-2000:]}"
+
+    def fail(rule: str, what: str, blame: str, expected: Any, actual: Any) -> Finding:
+        return failed(
+            f"{rule}: {blame}: {what}",
+            repro_command=repro_command,
+            expected=f"{real.label}: {json.dumps(expected, ensure_ascii=False)}",
+            actual=f"{fake.label}: {json.dumps(actual, ensure_ascii=False)}",
+            transcript=transcript,
+            stderr=stderr,
+        )
+
+    out: list[tuple[str, Finding]] = []
+
+    def judge(
+        rule: str,
+        what: str,
+        get: Callable[[Side], Any],
+        expect: Callable[[Any], bool | None] | None = None,
+    ) -> None:
+        a, b = get(real), get(fake)
+        if a == b:
+            out.append((rule, passed(f"{what}: same on both sides")))
+            return
+        ra = expect(a) if expect else None
+        fb = expect(b) if expect else None
+        out.append((rule, fail(rule, f"{what} differs", _blame(ra, fb, real, fake), a, b)))
+
+    judge(
+        "LIVE-DIFF-KINDS-001",
+        "event kinds (status dropped, deltas merged)",
+        lambda s: [event_kinds(t) for t in s.turns],
+    )
+    final_text = scen.final_text if scen is not None and scen.exit_code == 0 else None
+    judge(
+        "LIVE-DIFF-TEXT-001",
+        "assistant text",
+        lambda s: [normalize(_text(t), s.paths) for t in s.turns],
+        (lambda v: all(x == final_text for x in v)) if final_text is not None else None,
+    )
+    n_tools = len(scen.tool_steps()) if scen is not None else None
+    judge(
+        "LIVE-DIFF-TOOLS-001",
+        "tool calls (name, normalized input)",
+        lambda s: [_tools(t, s.paths) for t in s.turns],
+        (lambda v: all(len(x) == n_tools for x in v)) if n_tools is not None else None,
+    )
+    judge(
+        "LIVE-DIFF-RESULTS-001",
+        "tool results (is_error, answers a call) and work-dir files",
+        lambda s: {"results": [_results(t) for t in s.turns], "files": [list(f) for f in s.files]},
+    )
+    judge(
+        "LIVE-DIFF-SESSION-001",
+        "session id captured",
+        lambda s: [sid is not None and sid != "" for sid in s.session_ids],
+    )
+    want_ok = scen.exit_code == 0 if scen is not None else None
+    judge(
+        "LIVE-DIFF-STATUS-001",
+        "terminal status (outcome, exit code zero)",
+        lambda s: [[o, c == 0] for o, c in zip(s.outcomes, s.exit_codes, strict=False)],
+        (lambda v: all(ok == want_ok for _o, ok in v)) if want_ok is not None else None,
+    )
+    return out

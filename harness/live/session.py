@@ -1,0 +1,309 @@
+"""``run_live``: one scenario on a real CLI (or its fake) under a temporary world.
+
+Issue 7 item 3: start :class:`~harness.modelserver.ModelServer` on a free loopback port
+with the scenario, prepare the temporary HOME (:mod:`harness.live.home`), and run the
+CLI through the normal runner (:func:`harness.runner.run_agent`) with the def's own
+``build_args``. The recipe's extra argv (``argv``, ``telemetry.args``, a transport's
+``argv``) is added around the def's own argv and passed as ``argv_override``; without
+extra argv the runner calls ``build_args`` itself. A two-turn case resumes the first
+turn's session (the def's ``resume_style``) in the second.
+
+``side="fake"`` runs the fake CLI for the same def and scenario in the same kind of
+world (a shim named like the real binary, ``FAKE_CLI_SCENARIO``), which is what the
+differential check compares against (:mod:`harness.live.differential`).
+
+Nothing here compares an agent id: the recipe is looked up by ``defn.id`` as data.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.defs.transport import select_transport
+from harness.defs.types import AgentDef, RuntimeContext
+from harness.errors import HarnessError
+from harness.events import Event
+from harness.fakes_install import shim_name, shim_text
+from harness.live.home import LiveDirs, build_env, make_dirs, placeholder_values, write_home_files
+from harness.live.install import default_cache_dir, installed_bin
+from harness.live.recipes import Recipe, ScenarioCase, recipe_for
+from harness.modelserver import ModelServer, RequestRecord
+from harness.record import RunRecorder
+from harness.runner import RunRequest, RunResult, run_agent
+
+__all__ = [
+    "LiveRun",
+    "LiveTurn",
+    "LiveUnavailable",
+    "cli_version",
+    "live_prompt",
+    "resolve_case",
+    "run_live",
+]
+
+SIDES = ("real", "fake")
+_VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-.+][0-9A-Za-z.]+)?")
+
+
+class LiveUnavailable(HarnessError):
+    """The live run cannot happen here: no recipe, a ``skip`` recipe, or not installed.
+
+    Conformance reports this as ``skipped`` with :attr:`reason` (never a silent pass).
+    """
+
+    code = "LIVE_UNAVAILABLE"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, rule="LIVE-SKIP-001")
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class LiveTurn:
+    result: RunResult
+    #: The model-server requests made during this turn.
+    requests: tuple[RequestRecord, ...]
+
+
+@dataclass
+class LiveRun:
+    agent: str
+    transport: str
+    case: ScenarioCase
+    side: str
+    dirs: LiveDirs
+    cli_version: str | None
+    turns: list[LiveTurn] = field(default_factory=list)
+    #: The request log file of the model server (kept under the run's root).
+    request_log: str | None = None
+    #: ``127.0.0.1:<port>`` of this run's model server (normalized away when comparing).
+    server_host: str = ""
+
+    @property
+    def events(self) -> list[Event]:
+        return [e for t in self.turns for e in t.result.events]
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        return [r for t in self.turns for r in t.requests]
+
+    @property
+    def result(self) -> RunResult:
+        return self.turns[-1].result
+
+    @property
+    def files(self) -> dict[str, str]:
+        """Files under the work dir after the run (relative path -> text, ``""`` if binary)."""
+        out: dict[str, str] = {}
+        for path in sorted(self.dirs.cwd.rglob("*")):
+            rel = path.relative_to(self.dirs.cwd).as_posix()
+            if not path.is_file() or rel.split("/")[0].startswith("."):
+                continue
+            try:
+                out[rel] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                out[rel] = ""
+        return out
+
+
+def live_prompt(case: ScenarioCase, turn: int) -> str:
+    """The user prompt of ``turn`` (1-based). The scripted model ignores its wording (the
+    scenario decides the reply); it names the scenario for a reader of the transcript."""
+    if turn == 1:
+        return f"Live scenario {case.scenario}: please do what the script says."
+    return f"Live scenario {case.scenario}, turn {turn}: please continue."
+
+
+def resolve_case(recipe: Recipe, name: str) -> ScenarioCase:
+    """The recipe's case ``name``, else a one-turn case of the scenario file ``name``."""
+    found = recipe.case(name)
+    return found if found is not None else ScenarioCase(id=name, scenario=name)
+
+
+def cli_version(
+    bin_path: str, defn: AgentDef, env: dict[str, str], cwd: str, timeout_s: float = 60.0
+) -> str | None:
+    """The version the CLI prints for the def's ``version_args`` (first version-like token)."""
+    try:
+        proc = subprocess.run(
+            [bin_path, *defn.version_args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=cwd,
+            timeout=timeout_s,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = _VERSION.search(proc.stdout or proc.stderr or "")
+    return m.group(0) if m else None
+
+
+def _fake_bin(defn: AgentDef, dirs: LiveDirs) -> str:
+    bindir = dirs.root / "fakebin"
+    bindir.mkdir(exist_ok=True)
+    target = bindir / shim_name(defn.bin, sys.platform)
+    target.write_text(shim_text(defn.id, sys.executable, sys.platform), encoding="utf-8")
+    if sys.platform != "win32":
+        target.chmod(0o755)
+    return str(target)
+
+
+def _extra_argv(  # noqa: PLR0917 - one private call site
+    recipe: Recipe,
+    defn: AgentDef,
+    transport: str,
+    bin_path: str,
+    req: RunRequest,
+    env: dict[str, str],
+) -> list[str] | None:
+    """``[bin, prepend..., build_args..., telemetry.args..., append...]`` when the recipe
+    adds argv, else ``None`` (the runner calls ``build_args`` itself)."""
+    spec = recipe.transport(transport)
+    prepend = [*recipe.argv.prepend, *spec.argv.prepend]
+    append = [*recipe.telemetry_args, *recipe.argv.append, *spec.argv.append]
+    if not prepend and not append:
+        return None
+    resolved = select_transport(defn, env, transport)
+    options = recipe.build_options()
+    context = RuntimeContext(
+        cwd=req.cwd,
+        platform=sys.platform,
+        env=env,
+        resume_session_id=req.resume_session_id,
+        new_session_id=req.new_session_id,
+    )
+    args = resolved.build_args(req.prompt, [], [], options, context)
+    return [bin_path, *prepend, *args, *append]
+
+
+def run_live(
+    defn: AgentDef,
+    case: ScenarioCase | str,
+    *,
+    recipe: Recipe | None = None,
+    transport: str | None = None,
+    side: str = "real",
+    cache_dir: str | os.PathLike[str] | None = None,
+    bin_path: str | None = None,
+    record: str | os.PathLike[str] | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    work_base: str | os.PathLike[str] | None = None,
+    timeout_s: float | None = None,
+) -> LiveRun:
+    """Run one case of ``defn`` live (``side="real"``) or on its fake (``side="fake"``).
+
+    Raises :class:`LiveUnavailable` (a ``skipped`` verdict) when there is no recipe, the
+    recipe is a ``skip``, or the real CLI is not installed. The caller owns the returned
+    run's ``dirs`` (``run.dirs.cleanup()``). ``record`` writes a recording of the real
+    CLI (turn N of a multi-turn case goes to ``<stem>.turnN<suffix>`` for N > 1).
+    """
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+    if recipe is None:
+        recipe = recipe_for(defn.id)
+    if recipe is None:
+        raise LiveUnavailable(f"no live recipe for {defn.id!r} (harness/live/recipes)")
+    if recipe.skip_reason is not None:
+        # issue 7 item 5: a CLI that cannot run offline is never launched.
+        raise LiveUnavailable(recipe.skip_reason)
+    if isinstance(case, str):
+        case = resolve_case(recipe, case)
+    transports = recipe.transport_names(defn)
+    name = transport or transports[0]
+    if name not in transports:
+        raise LiveUnavailable(f"transport {name!r} is not in the recipe (runs {transports})")
+    if side == "real":
+        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        found = bin_path or (str(p) if (p := installed_bin(recipe, cache)) else None)
+        if found is None:
+            pkg = recipe.package
+            what = f"{pkg.manager} {pkg.key}" if pkg else defn.bin
+            raise LiveUnavailable(
+                f"{what} is not installed under {cache} (run `harness live install {defn.id}`)"
+            )
+    dirs = make_dirs(work_base, prefix=f"live-{defn.id}-{side}-")
+    run = LiveRun(
+        agent=defn.id,
+        transport=name,
+        case=case,
+        side=side,
+        dirs=dirs,
+        cli_version=None,
+        request_log=str(dirs.root / "requests.jsonl"),
+    )
+    with ModelServer(case.scenario, log_path=run.request_log) as server:
+        values = placeholder_values(recipe, dirs, base_url=server.url, port=server.port)
+        run.server_host = server.url.split("://", 1)[1]
+        write_home_files(recipe, dirs, values)
+        env = build_env(recipe, dirs, values, transport=recipe.transport(name))
+        if side == "fake":
+            exe = _fake_bin(defn, dirs)
+            env["FAKE_CLI_SCENARIO"] = case.scenario
+            if os.environ.get("PYTHONPATH"):
+                env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        else:
+            assert found is not None
+            exe = found
+            run.cli_version = cli_version(exe, defn, env, str(dirs.cwd))
+        per_turn = timeout_s or case.timeout_s or recipe.timeout_s
+        resume: str | None = None
+        for turn in range(1, case.turns + 1):
+            before = len(server.requests)
+            options = recipe.build_options()
+            req = RunRequest(
+                defn=defn,
+                prompt=live_prompt(case, turn),
+                cwd=str(dirs.cwd),
+                model=options.model,
+                reasoning=options.reasoning,
+                permission_mode=options.permission_mode,
+                resume_session_id=resume,
+                env=env,
+                bin_override=exe,
+                transport=name,
+                home=str(dirs.home),
+                first_output_timeout_ms=int(per_turn * 1000),
+                inactivity_timeout_ms=int(per_turn * 1000),
+                shutdown_grace_ms=3000,
+            )
+            override = _extra_argv(recipe, defn, name, exe, req, env)
+            if override is not None:
+                req = _with_override(req, override)
+            recorder = None
+            if record is not None and side == "real":
+                recorder = RunRecorder(
+                    _turn_path(Path(record), turn),
+                    cwd=str(dirs.cwd),
+                    home=str(dirs.home),
+                    tmp=str(dirs.tmp),
+                    cli_version=run.cli_version,
+                    secrets=(recipe.fake_key,),
+                    env_names=sorted({*recipe.env, *recipe.telemetry_env}),
+                )
+            result = run_agent(req, on_event=on_event, tap=recorder)
+            run.turns.append(LiveTurn(result, tuple(server.requests[before:])))
+            resume = result.session_id
+            if turn < case.turns and not resume:
+                break
+    return run
+
+
+def _with_override(req: RunRequest, argv: Sequence[str]) -> RunRequest:
+    from dataclasses import replace
+
+    return replace(req, argv_override=tuple(argv), bin_override=None)
+
+
+def _turn_path(path: Path, turn: int) -> Path:
+    if turn == 1:
+        return path
+    return path.with_name(f"{path.stem}.turn{turn}{path.suffix}")

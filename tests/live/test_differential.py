@@ -1,0 +1,143 @@
+"""The differential check (LIVE-DIFF-*): fakes on both sides agree; a diverging pair fails
+with evidence naming the side that diverged and both transcripts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.defs.registry import get_agent_def
+from harness.events import Event, Status, TextDelta, ToolResult, ToolUse, TurnEnd
+from harness.live.differential import DIFF_RULES, Side, compare_sides, event_kinds, side_from_run
+from harness.live.session import run_live
+
+ALL = tuple(DIFF_RULES)
+
+
+def _side(
+    label: str,
+    events: list[Event],
+    *,
+    outcome: str = "succeeded",
+    code: int = 0,
+    sid: str | None = "s-1",
+    files: tuple[tuple[str, str], ...] = (),
+    cwd: str = "/w",
+) -> Side:
+    return Side(
+        label,
+        (tuple(events),),
+        (outcome,),
+        (code,),
+        (sid,),
+        files,
+        paths=(("cwd", cwd), ("home", "/h"), ("tmp", "/t")),
+    )
+
+
+HAPPY: list[Event] = [
+    Status(label="initializing", session_id="s-1"),
+    TextDelta(delta="I'll create "),
+    TextDelta(delta="the page."),
+    ToolUse(id="t1", name="Write", input={"file_path": "/w/hello.html", "content": "<h1>"}),
+    ToolResult(tool_use_id="t1", content="ok"),
+    TextDelta(delta="Done: hello.html is ready."),
+    TurnEnd(stop_reason="end_turn"),
+]
+FILES = (("hello.html", "<!doctype html>\n<h1>Hello</h1>\n"),)
+
+
+@pytest.mark.rule(*ALL)
+def test_identical_sides_pass_every_rule_despite_paths_and_chunking() -> None:
+    real = _side("real", HAPPY, files=FILES)
+    other = [
+        Status(label="initializing", session_id="other-id"),
+        TextDelta(delta="I'll create the page."),
+        ToolUse(id="t9", name="Write", input={"file_path": "/x/hello.html", "content": "<h1>"}),
+        ToolResult(tool_use_id="t9", content="Wrote hello.html"),
+        TextDelta(delta="Done: hello.html is ready."),
+        TurnEnd(stop_reason="end_turn"),
+    ]
+    fake = _side("fake", other, files=FILES, cwd="/x")
+    found = compare_sides(real, fake, scenario="happy")
+    assert [r for r, _f in found] == list(ALL)
+    assert all(f.status.value == "pass" for _r, f in found), found
+
+
+@pytest.mark.rule(*ALL)
+def test_a_diverging_pair_fails_each_rule_and_names_the_side() -> None:
+    real = _side("real", HAPPY, files=FILES)
+    broken: list[Event] = [
+        Status(label="initializing"),
+        TextDelta(delta="I'll create the page!"),
+        ToolUse(id="t1", name="Bash", input={"command": "touch hello.html"}),
+        ToolUse(id="t2", name="Write", input={"file_path": "/x/hello.html", "content": "<h1>"}),
+        ToolResult(tool_use_id="zz", content="nope", is_error=True),
+    ]
+    fake = _side("fake", broken, outcome="failed", code=1, sid=None, cwd="/x")
+    found = dict(compare_sides(real, fake, scenario="happy", repro_command="harness live diff x"))
+    assert all(found[r].status.value == "fail" for r in ALL), found
+    # The scenario says the text and the exit code: the fake is the side that diverged.
+    assert "the fake side diverged" in found["LIVE-DIFF-TEXT-001"].reason
+    assert "the fake side diverged" in found["LIVE-DIFF-STATUS-001"].reason
+    assert "the fake side diverged" in found["LIVE-DIFF-TOOLS-001"].reason
+    assert "real and fake differ" in found["LIVE-DIFF-KINDS-001"].reason
+    evidence = found["LIVE-DIFF-KINDS-001"].evidence
+    assert evidence is not None and evidence.repro_command == "harness live diff x"
+    heads = [f.data.split("\n", 1)[0] for f in evidence.transcript_slice]
+    assert heads == ["[real turn 1]", "[fake turn 1]"]
+    assert (
+        "{cwd}" not in evidence.transcript_slice[0].data
+        and "hello.html" in evidence.transcript_slice[0].data
+    )
+
+
+@pytest.mark.rule("LIVE-DIFF-TEXT-001", "LIVE-DIFF-STATUS-001")
+def test_the_real_side_is_blamed_when_the_fake_matches_the_scenario() -> None:
+    fake = _side("fake", HAPPY, files=FILES)
+    real = _side(
+        "real",
+        [*HAPPY[:-2], TextDelta(delta="Something else.")],
+        files=FILES,
+        outcome="failed",
+        code=2,
+    )
+    found = dict(compare_sides(real, fake, scenario="happy"))
+    assert "the real side diverged" in found["LIVE-DIFF-TEXT-001"].reason
+    assert "the real side diverged" in found["LIVE-DIFF-STATUS-001"].reason
+
+
+@pytest.mark.rule("LIVE-DIFF-KINDS-001")
+def test_event_kinds_drop_status_and_merge_deltas() -> None:
+    assert event_kinds(HAPPY) == ["text_delta", "tool_use", "tool_result", "text_delta", "turn_end"]
+
+
+@pytest.mark.rule(
+    "LIVE-DIFF-KINDS-001",
+    "LIVE-DIFF-TEXT-001",
+    "LIVE-DIFF-TOOLS-001",
+    "LIVE-DIFF-RESULTS-001",
+    "LIVE-DIFF-SESSION-001",
+    "LIVE-DIFF-STATUS-001",
+)
+def test_fake_against_fake_agrees_and_two_scenarios_disagree(tmp_path: Path) -> None:
+    defn = get_agent_def("claude")
+    runs = [run_live(defn, s, side="fake", work_base=tmp_path) for s in ("happy", "happy", "text")]
+    try:
+        a, b, c = (side_from_run(f"fake{i}", r) for i, r in enumerate(runs))
+        same = compare_sides(a, b, scenario="happy")
+        assert all(f.status.value == "pass" for _r, f in same), same
+        assert dict(a.files)["hello.html"] == "<!doctype html>\n<h1>Hello</h1>\n"
+        differ = dict(compare_sides(a, c))
+        for rule in (
+            "LIVE-DIFF-KINDS-001",
+            "LIVE-DIFF-TEXT-001",
+            "LIVE-DIFF-TOOLS-001",
+            "LIVE-DIFF-RESULTS-001",
+        ):
+            assert differ[rule].status.value == "fail", rule
+        assert differ["LIVE-DIFF-SESSION-001"].status.value == "pass"
+    finally:
+        for r in runs:
+            r.dirs.cleanup()

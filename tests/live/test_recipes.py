@@ -1,0 +1,148 @@
+"""Recipes and schema (LIVE-RECIPE-001) and the explicit skip (LIVE-SKIP-001)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.defs.registry import BUILTIN_REGISTRY, get_agent_def
+from harness.live.conform import LIVE_RULES, real_findings
+from harness.live.recipes import (
+    RECIPE_DIR,
+    RecipeError,
+    check_recipe_against_def,
+    load_recipe,
+    load_recipes,
+    parse_recipe,
+    recipe_for,
+)
+from harness.live.session import LiveUnavailable, run_live
+
+GOOD: dict[str, Any] = {
+    "format": "live-recipe-v1",
+    "agent": "claude",
+    "package": {"manager": "npm", "name": "x", "version": "1.2.3", "bin": "x"},
+    "provider": "anthropic",
+    "env": {"K": "{base_url}"},
+    "files": [{"path": ".x/c.json", "json": {"u": "{base_url}/v1", "k": "{fake_key}"}}],
+    "scenarios": ["text", {"scenario": "text", "turns": 2}],
+}
+
+
+@pytest.mark.rule("LIVE-RECIPE-001")
+def test_every_shipped_recipe_is_valid_and_matches_its_def() -> None:
+    recipes = load_recipes()
+    assert {"claude", "codex", "pi", "qoder"} <= set(recipes)
+    for agent, recipe in recipes.items():
+        assert Path(recipe.path).stem == agent
+        if agent in BUILTIN_REGISTRY:
+            check_recipe_against_def(recipe, BUILTIN_REGISTRY[agent])
+    codex = recipes["codex"]
+    assert codex.transport_names(get_agent_def("codex")) == ("exec-json", "app-server")
+
+
+@pytest.mark.rule("LIVE-RECIPE-001")
+def test_a_good_recipe_parses_with_defaults() -> None:
+    recipe = parse_recipe(GOOD, path="claude.json", expect_agent="claude")
+    assert [c.id for c in recipe.scenarios] == ["text", "text-resume"]
+    assert recipe.scenarios[1].turns == 2
+    assert recipe.isolate_tmpdir and recipe.isolate_pwd and recipe.timeout_s == 120.0
+    assert recipe.files[0].is_json
+
+
+def _mutate(path: str, value: Any) -> dict[str, Any]:
+    raw = copy.deepcopy(GOOD)
+    *parents, last = path.split(".")
+    node: Any = raw
+    for p in parents:
+        node = node[int(p)] if p.isdigit() else node[p]
+    if value is KeyError:
+        del node[last]
+    elif last.isdigit():
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return raw
+
+
+@pytest.mark.rule("LIVE-RECIPE-001")
+@pytest.mark.parametrize(
+    ("path", "value", "field", "words"),
+    [
+        ("package.version", "^1.2", "package.version", "does not match"),
+        ("package.manager", "cargo", "package.manager", "is not one of"),
+        ("provider", "openai", "provider", "is not one of"),
+        ("env.K", "{bse_url}", "env.K", "unknown placeholder {bse_url}"),
+        ("files.0.path", "../x", "files[0].path", "'..'"),
+        ("files.0.path", "/etc/x", "files[0].path", "relative to HOME"),
+        ("scenarios.0", "no_such_scenario", "scenarios[0]", "no scenario file"),
+        ("scenarios.1", "text", "scenarios[1]", "listed twice"),
+        ("package", KeyError, "$", "'package' is a required property"),
+        ("surprise", 1, "$", "Additional properties"),
+    ],
+)
+def test_errors_name_the_file_and_the_field(path: str, value: Any, field: str, words: str) -> None:
+    with pytest.raises(RecipeError) as info:
+        parse_recipe(_mutate(path, value), path="recipes/claude.json")
+    err = info.value
+    assert (err.path, err.field) == ("recipes/claude.json", field), str(err)
+    assert words in err.problem and err.rule == "LIVE-RECIPE-001"
+
+
+@pytest.mark.rule("LIVE-RECIPE-001")
+def test_file_stem_must_equal_agent_and_json_errors_are_located(tmp_path: Path) -> None:
+    wrong = tmp_path / "codex.json"
+    wrong.write_text(json.dumps(GOOD))
+    with pytest.raises(RecipeError, match=r"codex.json: agent: is 'claude'"):
+        load_recipe(wrong)
+    broken = tmp_path / "claude.json"
+    broken.write_text('{"format": ')
+    with pytest.raises(RecipeError, match=r"claude.json: \$: not JSON"):
+        load_recipe(broken)
+
+
+@pytest.mark.rule("LIVE-RECIPE-001")
+def test_recipe_is_checked_against_the_defs_transports_and_resume() -> None:
+    recipe = parse_recipe({**GOOD, "transports": ["app-server"]}, path="claude.json")
+    with pytest.raises(RecipeError, match=r"transports\[0\].*not a transport of def 'claude'"):
+        check_recipe_against_def(recipe, get_agent_def("claude"))
+    no_resume = next(d for d in BUILTIN_REGISTRY.values() if d.resume_style.value == "none")
+    two_turns = parse_recipe({**GOOD, "agent": no_resume.id}, path="x.json")
+    with pytest.raises(RecipeError, match=r"scenarios\[1\]\.turns"):
+        check_recipe_against_def(two_turns, no_resume)
+
+
+@pytest.mark.rule("LIVE-SKIP-001")
+def test_a_skip_recipe_is_never_launched_and_every_verdict_is_skipped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    recipe = recipe_for("qoder")
+    assert recipe is not None and recipe.skipped
+    assert "public IP" in (recipe.skip_reason or "")
+    # An empty PATH and no installs: any launch attempt would fail differently.
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(LiveUnavailable) as info:
+        run_live(get_agent_def("qoder"), "text")
+    assert info.value.reason == recipe.skip_reason
+    found = real_findings(get_agent_def("qoder"))
+    assert [r for r, _s, _f in found] == list(LIVE_RULES)
+    assert all(f.status.value == "skipped" and "public IP" in f.reason for _r, _s, f in found)
+
+
+@pytest.mark.rule("LIVE-SKIP-001")
+def test_not_installed_and_no_recipe_are_skipped_with_the_reason(tmp_path: Path) -> None:
+    found = real_findings(get_agent_def("claude"), scenarios=["text"], cache_dir=tmp_path)
+    assert found and all(f.status.value == "skipped" for _r, _s, f in found)
+    assert (
+        "not installed" in found[0][2].reason
+        and "harness live install claude" in found[0][2].reason
+    )
+    no_recipe = next(
+        d for d in BUILTIN_REGISTRY.values() if not (RECIPE_DIR / f"{d.id}.json").exists()
+    )
+    found = real_findings(no_recipe)
+    assert all(f.status.value == "skipped" and "no live recipe" in f.reason for _r, _s, f in found)
