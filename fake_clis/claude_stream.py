@@ -391,6 +391,8 @@ class _TurnState:
     cost: float | None = None
     messages: int = 0
     last_text: list[str] = field(default_factory=list)
+    #: Running estimate of thinking tokens announced by ``system/thinking_tokens``.
+    thinking_tokens: int = 0
     denials: list[dict[str, Any]] = field(default_factory=list)
     api_error: str | None = None
     api_status: int | None = None
@@ -763,6 +765,18 @@ def _claude_turn(session: _ClaudeSession, prompt: str) -> None:
     for step in run.scenario.steps:
         kind = step.kind
         if kind == "thinking":
+            # claude 2.1.332 announces each thinking block with a running estimate
+            # (about 4 characters a token; recordings/real/claude/happy.jsonl).
+            estimate = max(1, -(-len(step.text) // 4))
+            turn.thinking_tokens += estimate
+            body = {
+                "subtype": "thinking_tokens",
+                "estimated_tokens": turn.thinking_tokens,
+                "estimated_tokens_delta": estimate,
+            }
+            frame = session.envelope("system", body)
+            del frame["parent_tool_use_id"]
+            session.out(frame)
             session.block(
                 turn,
                 {"type": "thinking", "thinking": "", "signature": ""},

@@ -533,6 +533,8 @@ class _PiServer:
     ) -> None:
         self.run = run
         self.flavour = flavour
+        #: A model call failed and was reported in the stream (see serve()).
+        self.reported_api_failure = False
         self.args = args
         self.model = model
         self.thinking = args.thinking or "medium"
@@ -591,7 +593,7 @@ class _PiServer:
                 break
         # rpc-mode.js: stdin "end" -> shutdown(), at any time.
         self.run.linger_if_asked()
-        return self.run.scenario.exit_code
+        return 0 if self.reported_api_failure else self.run.scenario.exit_code
 
     def dispatch(self, command: Any) -> None:
         if not isinstance(command, dict):
@@ -814,6 +816,7 @@ class _AgentRun:
         self.turn_open = False
         self.usage = _zero_usage()
         self.pending_usage: list[Step] = []
+        self.pending_ends: list[dict[str, Any]] = []
         self.last_turn_had_tools = False
 
     # -- emit helpers ----------------------------------------------------------------
@@ -944,7 +947,10 @@ class _AgentRun:
             self.check()
             message["content"][index][key] += chunk
             self.update({"type": f"{kind}_delta", "contentIndex": index, "delta": chunk})
-        self.update(
+        # pi 0.73.1 over openai-completions closes every content block when the model's
+        # stream ends, in index order, just before message_end
+        # (recordings/real/pi/happy.jsonl): the end events wait for close_message.
+        self.pending_ends.append(
             {
                 "type": f"{kind}_end",
                 "contentIndex": index,
@@ -975,6 +981,9 @@ class _AgentRun:
 
     def close_message(self, stop_reason: str, error: str | None = None) -> dict[str, Any]:
         message = self.open_message()
+        ends, self.pending_ends = self.pending_ends, []
+        for end in ends:
+            self.update(end)
         message["stopReason"] = stop_reason
         if error is not None:
             message["errorMessage"] = error
@@ -1019,7 +1028,9 @@ class _AgentRun:
                 }
             )
         call["arguments"] = arguments
-        self.update({"type": "toolcall_end", "contentIndex": index, "toolCall": dict(call)})
+        self.pending_ends.append(
+            {"type": "toolcall_end", "contentIndex": index, "toolCall": dict(call)}
+        )
         assistant = self.close_message("toolUse")
         self.emit(
             {
@@ -1127,6 +1138,9 @@ class _AgentRun:
         status = step.get("status")
         text = str(step.get("message", "API error"))
         error = f"{status} {text}" if isinstance(status, int) else text
+        # pi reports a failed model call in the stream and keeps serving; its shutdown at
+        # stdin EOF exits 0 (recordings/real/pi/api_error.jsonl, pi 0.73.1).
+        self.server.reported_api_failure = True
         self.end_with("error", error)
         settings = self.server.retry
         if not settings.get("enabled") or not _RETRYABLE.search(error):

@@ -74,6 +74,7 @@ __all__ = [
     "parse_recording",
     "recorded_env_names",
     "restore_paths",
+    "set_expectation",
 ]
 
 FORMAT_NAME = "adapter-harness-recording"
@@ -795,3 +796,19 @@ def restore_paths(recording: Recording, *, cwd: str, home: str, tmp: str) -> Rec
     )
     chunks = tuple(replace(c, data=restore_bytes(c.data, values)) for c in recording.chunks)
     return replace(recording, header=header, chunks=chunks, placeholders=False)
+
+
+def set_expectation(path: str | Path, expect: Expectation) -> None:
+    """Pin how a replay of the recording at ``path`` must end (REPLAY-STATUS-001), once the
+    run that made it is over: the header line is rewritten, every other line kept as is."""
+    target = Path(path)
+    text = target.read_text(encoding="utf-8")
+    head, sep, rest = text.partition("\n")
+    try:
+        header = json.loads(head)
+    except ValueError as exc:
+        raise RecordingError(str(target), 1, f"the header is not JSON: {exc}") from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise RecordingError(str(target), 1, "the first line is not a recording header")
+    header["expect"] = expect.to_json()
+    target.write_text(_dumps(header) + sep + rest, encoding="utf-8", newline="\n")

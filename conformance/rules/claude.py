@@ -11,6 +11,17 @@ _CLAUDE = ("claude-stream-json",)
 
 RULES = (
     Rule(
+        id="CLAUDE-PROGRESS-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "system/thinking_tokens with an integer estimate gives status 'thinking' "
+            "(detail '~N tokens'); system/api_retry gives status 'retrying' naming the "
+            "attempt and the HTTP status; neither ends the run."
+        ),
+        citation="design §Principles 3 (nothing dropped); claude 2.1.332 in recordings/real/claude",
+        formats=_CLAUDE,
+    ),
+    Rule(
         id="CLAUDE-INIT-001",
         tier=Tier.MANDATORY,
         statement=(

@@ -34,7 +34,7 @@ from harness.live.home import LiveDirs, build_env, make_dirs, placeholder_values
 from harness.live.install import default_cache_dir, installed_bin
 from harness.live.recipes import Recipe, ScenarioCase, recipe_for
 from harness.modelserver import ModelServer, RequestRecord
-from harness.record import RunRecorder
+from harness.record import Expectation, RunRecorder, set_expectation
 from harness.runner import RunRequest, RunResult, run_agent
 
 __all__ = [
@@ -290,6 +290,11 @@ def run_live(
                     env_names=sorted({*recipe.env, *recipe.telemetry_env}),
                 )
             result = run_agent(req, on_event=on_event, tap=recorder)
+            if recorder is not None and recorder.complete and not result.succeeded:
+                # REPLAY-STATUS-001: a recording of a failed real run says so.
+                set_expectation(
+                    _turn_path(Path(record or ""), turn), Expectation(result.status.value)
+                )
             run.turns.append(LiveTurn(result, tuple(server.requests[before:])))
             resume = result.session_id
             if turn < case.turns and not resume:

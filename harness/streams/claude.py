@@ -27,8 +27,7 @@ Deliberate differences from upstream, each because a seed or the design says so:
 * **Nothing is dropped silently** (design principle 3). Upstream ignores lines
   it does not understand; here they become ``raw`` events: non-JSON lines,
   JSON that is not an object, unknown ``type`` values (``rate_limit_event``,
-  ``control_request`` …), unknown ``system`` subtypes (including G2's
-  ``thinking_tokens``, which has no event in our vocabulary), unknown
+  ``control_request`` …), unknown ``system`` subtypes, unknown
   ``stream_event`` kinds and delta kinds, and frames of a known type whose
   shape is wrong (an ``assistant`` or ``user`` frame without a ``message``
   whose ``content`` is a list, or a string for ``user``). Known frames that
@@ -133,6 +132,21 @@ def _js_truthy(value: object) -> bool:
     if isinstance(value, float) and math.isnan(value):
         return False
     return bool(value)
+
+
+def _retry_detail(obj: dict[str, Any]) -> str:
+    """``attempt 2/10 after HTTP 500`` from what the frame gives (each part optional)."""
+    attempt, limit, status = obj.get("attempt"), obj.get("max_retries"), obj.get("error_status")
+    parts: list[str] = []
+    if isinstance(attempt, int):
+        parts.append(
+            f"attempt {attempt}/{limit}" if isinstance(limit, int) else f"attempt {attempt}"
+        )
+    if isinstance(status, int):
+        parts.append(f"after HTTP {status}")
+    elif isinstance(obj.get("error"), str):
+        parts.append(f"after {obj['error']}")
+    return " ".join(parts) or "retrying the model call"
 
 
 def _nonempty_str(value: object) -> str | None:
@@ -318,6 +332,19 @@ class ClaudeStreamParser(JsonlStreamParser):
         if subtype == "status":
             status = _nonempty_str(obj.get("status"))
             self.emit(Status(label=status or "working"))
+            return True
+        if subtype == "thinking_tokens":
+            # CLAUDE-PROGRESS-001: claude 2.1.332 announces each thinking block with an
+            # estimate (recordings/real/claude/happy.jsonl).
+            tokens = obj.get("estimated_tokens")
+            if isinstance(tokens, int) and not isinstance(tokens, bool):
+                self.emit(Status(label="thinking", detail=f"~{tokens} tokens"))
+                return True
+            return False
+        if subtype == "api_retry":
+            # CLAUDE-PROGRESS-001: a failed model call about to be retried (the run goes on;
+            # only a result frame can end it).
+            self.emit(Status(label="retrying", detail=_retry_detail(obj)))
             return True
         return False
 

@@ -407,7 +407,9 @@ def test_api_error_then_auto_retry_exhausted(fake: FakeCli) -> None:
             "finalError": "500 Internal server error",
         }
     ]
-    assert live.code == 1  # the scenario's exit code once stdin closes
+    # pi reports the failure in the stream and its rpc shutdown exits 0 (pi 0.73.1,
+    # recordings/real/pi/api_error.jsonl), whatever the scenario says.
+    assert live.code == 0
 
 
 @pytest.mark.rule("FAKE-PI-006")

@@ -718,7 +718,7 @@ def test_unclaimed_lines_become_raw_events() -> None:
         '"just a string"',
         '{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}}',
         '{"type":"system","subtype":"hook_started","hook_name":"x"}',
-        '{"type":"system","subtype":"thinking_tokens","estimated_tokens":50}',
+        '{"type":"system","subtype":"thinking_tokens","estimated_tokens":"many"}',
         '{"type":"stream_event","event":{"type":"brand_new_event"}}',
         '{"type":"stream_event","event":"not an object"}',
         '{"type":"user","message":{"role":"user","content":42}}',
@@ -1000,3 +1000,24 @@ def test_any_split_of_a_valid_stream_gives_the_same_events(data: bytes, cuts: li
     ids = [e["id"] for e in of_type(events, "tool_use")]
     assert len(ids) == len(set(ids))
     assert of_type(events, "raw") == []
+
+
+# -- CLAUDE-PROGRESS-001 ----------------------------------------------------------
+
+
+@pytest.mark.rule("CLAUDE-PROGRESS-001")
+def test_thinking_estimates_and_retries_are_status_events() -> None:
+    events = parse(
+        '{"type":"system","subtype":"thinking_tokens","estimated_tokens":50,'
+        '"estimated_tokens_delta":50,"session_id":"s","uuid":"u"}',
+        '{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,'
+        '"retry_delay_ms":1200,"error_status":500,"error":"server_error"}',
+        '{"type":"system","subtype":"api_retry","attempt":1,"error":"overloaded"}',
+        '{"type":"system","subtype":"api_retry"}',
+    )
+    assert [(e["type"], e.get("label"), e.get("detail")) for e in events] == [
+        ("status", "thinking", "~50 tokens"),
+        ("status", "retrying", "attempt 2/10 after HTTP 500"),
+        ("status", "retrying", "attempt 1 after overloaded"),
+        ("status", "retrying", "retrying the model call"),
+    ]
