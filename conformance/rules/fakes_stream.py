@@ -17,6 +17,15 @@ _QODER = ("qoder-stream-json",)
 _PLAIN = ("plain",)
 
 RULES = (
+    Rule(
+        "FAKE-SCENARIO-001",
+        Tier.MANDATORY,
+        "Every bundled scenario file is valid against scenario.schema.json (the fakes trust "
+        "them without re-validating); a scenario given by path is validated and a bad one "
+        "is refused naming the file and the JSON path of the first problem.",
+        "design §Fake CLIs",
+        (),
+    ),
     # --- claude, codebuddy, amp ------------------------------------------------------
     Rule(
         "FAKE-CLAUDE-001",

@@ -1,0 +1,43 @@
+"""The scenario files the fakes play (FAKE-SCENARIO-001)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fake_clis.scenario import (
+    SCENARIO_DIR,
+    ScenarioError,
+    list_scenarios,
+    load_scenario,
+    validate_scenario,
+)
+
+
+@pytest.mark.rule("FAKE-SCENARIO-001")
+@pytest.mark.parametrize("name", list_scenarios())
+def test_every_bundled_scenario_is_valid(name: str) -> None:
+    path = SCENARIO_DIR / f"{name}.json"
+    validate_scenario(json.loads(path.read_text(encoding="utf-8")), source=str(path))
+    assert load_scenario(name).name == name
+
+
+@pytest.mark.rule("FAKE-SCENARIO-001")
+def test_a_scenario_given_by_path_is_validated(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"name": "bad", "steps": [{"kind": "nonsense"}]}), encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(str(bad))
+    assert str(bad) in str(info.value) and "$.steps[0]" in str(info.value)
+
+
+@pytest.mark.rule("FAKE-SCENARIO-001")
+def test_a_bundled_scenario_is_not_revalidated(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(
+        "fake_clis.scenario.validate_scenario", lambda raw, source: calls.append(source)
+    )
+    load_scenario("happy")
+    assert calls == []
