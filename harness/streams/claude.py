@@ -122,7 +122,12 @@ class _Block:
 
 def _is_number(value: object) -> bool:
     """``typeof value === 'number'`` for a finite JSON number (a bool is not one)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # JSON.parse reads an integer beyond the double range as Infinity
+        return False
 
 
 def _js_truthy(value: object) -> bool:

@@ -18,7 +18,7 @@ import math
 import re
 from typing import Any
 
-from harness.events import Error, Status, TextDelta, ToolResult, ToolUse, Usage
+from harness.events import Error, Status, ToolResult, Usage
 from harness.streams._jsonev import (
     Emit,
     extract_error_message,
@@ -30,6 +30,9 @@ from harness.streams._jsonev import (
     pick_usage,
     safe_parse_json,
     stringify_content,
+    text_delta,
+    tool_result,
+    tool_use,
 )
 from harness.streams.base import js_trim
 
@@ -69,32 +72,58 @@ def tool_result_of(tool_name: str, state: dict[str, Any]) -> ToolResult | None:
     ``error: false`` and ``error: 0`` are not errors. Content is the explicit
     error if any, else the output. The id is filled in by the caller.
     """
-    status = state.get("status")
-    status = status.lower() if isinstance(status, str) else ""
-    if status not in _TERMINAL_STATUSES:
+    fields = _result_fields(tool_name, state)
+    if fields is None:
         return None
-    metadata = state.get("metadata")
-    meta_exit = metadata.get("exit") if isinstance(metadata, dict) else None
-    has_nonzero_exit = False
-    for code in (state.get("exit"), state.get("exitCode"), meta_exit):
-        # ``None`` first: most parts carry no exit code at all.
-        if code is not None and is_finite_number(code) and code != 0:
-            has_nonzero_exit = True
-            break
+    return tool_result(None, fields[0], fields[1])
+
+
+def _nonzero_exit(code: object) -> bool:
+    """``typeof code === 'number' && Number.isFinite(code) && code !== 0``."""
+    return code != 0 and is_finite_number(code)
+
+
+def _result_fields(tool_name: str, state: dict[str, Any]) -> tuple[str, bool] | None:
+    """(content, is_error) of a finished tool part, else None (see :func:`tool_result_of`).
+
+    Ordered for the common part (``status: completed``, no ``error``, no exit code,
+    string output): each check is the cheapest one that decides its clause.
+    """
+    status = state.get("status")
+    if status == "completed":
+        failed = False
+    elif isinstance(status, str):
+        status = status.lower()
+        if status not in _TERMINAL_STATUSES:
+            return None
+        failed = status != "completed"
+    else:
+        return None
     error = state.get("error")
     explicit_error = (
         error
-        if (isinstance(error, str) and js_trim(error)) or (isinstance(error, dict) and error)
+        if error is not None
+        and ((isinstance(error, str) and js_trim(error)) or (isinstance(error, dict) and error))
         else None
     )
-    is_error = (
-        status in ("error", "failed")
-        or explicit_error is not None
-        or has_nonzero_exit
-        or is_powershell_error_record(tool_name, state.get("output"))
-    )
-    content = stringify_content(nullish(explicit_error, state.get("output")))
-    return ToolResult(tool_use_id=None, content=content, is_error=is_error)
+    output = state.get("output")
+    if failed or explicit_error is not None:
+        is_error = True
+    else:
+        # Exit codes are usually absent: test for None before the number check.
+        code = state.get("exit")
+        exit_code = state.get("exitCode")
+        metadata = state.get("metadata")
+        meta_exit = metadata.get("exit") if isinstance(metadata, dict) else None
+        is_error = (
+            (code is not None and _nonzero_exit(code))
+            or (exit_code is not None and _nonzero_exit(exit_code))
+            or (meta_exit is not None and _nonzero_exit(meta_exit))
+            or is_powershell_error_record(tool_name, output)
+        )
+    if explicit_error is not None:
+        return stringify_content(explicit_error), is_error
+    return (output if type(output) is str else stringify_content(output)), is_error
 
 
 def _js_template(value: object) -> str:
@@ -125,25 +154,21 @@ class OpenCodeHandler:
         self._tool_results: set[str] = set()
 
     def handle(self, obj: dict[str, Any]) -> bool:
+        # Most frequent kinds first (the kinds are distinct, so order is not semantic).
         kind = obj.get("type")
-        part = obj.get("part")
-        part = part if isinstance(part, dict) else {}
-
-        if kind == "step_start":
-            # OPENCODE-SESSION-001 (seed 000 §5.6): sessionID is the capture-style
-            # resume handle (`run -s <id>` next turn), carried on status.
-            self._emit(Status(label="running", session_id=nonempty_str(obj.get("sessionID"))))
-            return True
-
         if kind == "text":
             # OPENCODE-TEXT-001 (ref §2.2): a finished text part.
-            text = nonempty_str(part.get("text"))
-            if text is None:
+            part = obj.get("part")
+            text = part.get("text") if isinstance(part, dict) else None
+            if type(text) is not str or not text:
                 return False
-            self._emit(TextDelta(delta=text))
+            self._emit(text_delta(text))
             return True
 
         if kind == "tool_use":
+            part = obj.get("part")
+            if not isinstance(part, dict):
+                return False
             tool = part.get("tool")
             call_id = part.get("callID")
             if not isinstance(tool, str) or not isinstance(call_id, str):
@@ -151,8 +176,16 @@ class OpenCodeHandler:
             self._tool(obj, tool, call_id, part.get("state"))
             return True
 
+        if kind == "step_start":
+            # OPENCODE-SESSION-001 (seed 000 §5.6): sessionID is the capture-style
+            # resume handle (`run -s <id>` next turn), carried on status.
+            self._emit(Status(label="running", session_id=nonempty_str(obj.get("sessionID"))))
+            return True
+
         if kind == "step_finish":
-            self._step_finish(part)
+            part = obj.get("part")
+            if isinstance(part, dict):
+                self._step_finish(part)
             return True
 
         if kind == "error":
@@ -179,18 +212,21 @@ class OpenCodeHandler:
         state_part = state if isinstance(state, dict) else None
         if key not in self._tool_uses:
             self._tool_uses.add(key)
+            # ``safeParseJson(input) ?? input``: only a string that parses to
+            # non-null JSON is replaced; any other input is kept as it came.
             raw_input = state_part.get("input") if state_part is not None else None
-            self._emit(
-                ToolUse(id=call_id, name=tool, input=nullish(safe_parse_json(raw_input), raw_input))
-            )
+            if isinstance(raw_input, str):
+                parsed = safe_parse_json(raw_input)
+                tool_input = raw_input if parsed is None else parsed
+            else:
+                tool_input = raw_input
+            self._emit(tool_use(call_id, tool, tool_input))
         if state_part is None or key in self._tool_results:
             return
-        result = tool_result_of(tool, state_part)
-        if result is not None:
+        fields = _result_fields(tool, state_part)
+        if fields is not None:
             self._tool_results.add(key)
-            self._emit(
-                ToolResult(tool_use_id=call_id, content=result.content, is_error=result.is_error)
-            )
+            self._emit(tool_result(call_id, fields[0], fields[1]))
 
     def _step_finish(self, part: dict[str, Any]) -> None:
         """OPENCODE-USAGE-001 (ref §2.2): usage only when at least one token field is a number."""

@@ -1021,3 +1021,14 @@ def test_thinking_estimates_and_retries_are_status_events() -> None:
         ("status", "retrying", "attempt 1 after overloaded"),
         ("status", "retrying", "retrying the model call"),
     ]
+
+
+@pytest.mark.rule("CLAUDE-RAW-001")
+def test_an_integer_beyond_the_double_range_is_not_a_number() -> None:
+    huge = "9" * 400
+    events = parse(
+        '{"type":"result","subtype":"success","is_error":false,"result":"ok",'
+        f'"total_cost_usd":{huge},"duration_ms":{huge},"usage":{{"input_tokens":1}}}}'
+    )
+    usage = [e for e in events if e["type"] == "usage"]
+    assert usage and usage[0].get("cost_usd") is None and usage[0].get("duration_ms") is None
