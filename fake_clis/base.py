@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
 from fake_clis.argv import Grammar, Parsed, UsageError, parse_argv
-from fake_clis.scenario import Scenario, Step, load_scenario
+from fake_clis.scenario import Scenario, ScenarioError, Step, load_scenario
 
 __all__ = [
     "RECORDED_ENV_KEYS",
@@ -343,7 +343,12 @@ def main_for(spec: CliSpec, argv: list[str]) -> int:
     except UsageError as exc:
         sys.stderr.write(exc.message + "\n")
         return exc.exit_code
-    scenario = load_scenario(env.get("FAKE_CLI_SCENARIO") or "happy")
+    try:
+        scenario = load_scenario(env.get("FAKE_CLI_SCENARIO") or "happy")
+    except ScenarioError as exc:
+        # FAKE-SCENARIO-001: a bad scenario is named, not a traceback.
+        sys.stderr.write(f"fake {spec.agent_id}: FAKE_CLI_SCENARIO: {exc}\n")
+        return 2
     if scenario.old_version and not old:
         try:
             parsed = parse_argv(spec.grammar(True), argv, style=spec.style, prog=spec.prog)

@@ -128,7 +128,14 @@ def _schema() -> dict[str, Any]:
 
 def validate_scenario(raw: Any, *, source: str = "<scenario>") -> None:
     """Raise :class:`ScenarioError` naming the path of the first schema violation."""
-    import jsonschema
+    try:
+        import jsonschema
+    except ImportError:
+        # A fake started with ``python -S`` (fake_clis/_shim.py): load site-packages now.
+        import site
+
+        site.main()
+        import jsonschema
 
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))

@@ -4,13 +4,17 @@ Design §"Fake CLIs": each fake is a real executable a run resolves exactly as i
 resolve the real CLI. For every def, a shim is written for its ``bin`` and each of its
 ``fallback_bins`` (rule RUN-FAKES-001):
 
-* POSIX: ``#!/bin/sh`` + ``exec "<python>" -m fake_clis <agent-id> "$@"``, mode 0755;
-* Windows: ``<name>.cmd`` holding ``@"<python>" -m fake_clis <agent-id> %*``.
+* POSIX: ``#!/bin/sh`` + ``exec "<python>" -S "<fake_clis>/_shim.py" <agent-id> "$@"``,
+  mode 0755;
+* Windows: ``<name>.cmd`` holding ``@"<python>" -S "<fake_clis>\\_shim.py" <agent-id> %*``.
+
+``-S`` and the launcher script make a fake start in about half the time ``python -m
+fake_clis`` takes (``fake_clis/_shim.py`` says why); ``python -m fake_clis`` works too.
 
 An ``.exe`` launcher is not written: building one needs a compiler (or a prebuilt
 launcher stub) that this project does not ship; the ``.cmd`` shim is what npm installs
 for most of these CLIs anyway. ``<python>`` is this interpreter, which imports
-``fake_clis`` because the project is installed.
+``fake_clis`` from where this process imported it.
 
 Two defs may name the same binary (``byok-opencode`` falls back to ``opencode``). A name
 goes to the first def that claims it as its primary ``bin``, else to the first def that
@@ -27,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import fake_clis
 from harness.defs.types import AgentDef
 
 __all__ = [
@@ -87,11 +92,12 @@ def shim_name(bin_name: str, platform: str) -> str:
 
 def shim_text(agent_id: str, python: str, platform: str) -> str:
     """The shim's content for ``platform`` (``win32``: a ``.cmd``; else ``#!/bin/sh``)."""
+    shim = os.path.join(os.path.dirname(os.path.abspath(fake_clis.__file__)), "_shim.py")
     if platform == "win32":
         # cmd.exe expands %VAR% even inside quotes: double every percent sign.
-        exe = python.replace("%", "%%")
-        return f'@"{exe}" -m fake_clis {agent_id} %*\r\n'
-    return f'#!/bin/sh\nexec "{_sh_quote(python)}" -m fake_clis {agent_id} "$@"\n'
+        exe, script = python.replace("%", "%%"), shim.replace("%", "%%")
+        return f'@"{exe}" -S "{script}" {agent_id} %*\r\n'
+    return f'#!/bin/sh\nexec "{_sh_quote(python)}" -S "{_sh_quote(shim)}" {agent_id} "$@"\n'
 
 
 def install_fakes(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,27 @@ def test_a_bundled_scenario_is_not_revalidated(monkeypatch: pytest.MonkeyPatch) 
     )
     load_scenario("happy")
     assert calls == []
+
+
+@pytest.mark.rule("FAKE-SCENARIO-001")
+def test_a_fake_given_a_bad_scenario_names_it_and_exits_2(tmp_path: Path) -> None:
+    import subprocess
+
+    from harness.defs.registry import BUILTIN_DEFS
+    from harness.fakes_install import install_fakes
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"name": "bad", "steps": [{"kind": "nonsense"}]}), encoding="utf-8")
+    report = install_fakes(tmp_path / "bin", BUILTIN_DEFS, agents=["claude"])
+    shim = next(path for path, agent in report.written.items() if agent == "claude")
+    proc = subprocess.run(
+        [shim, "-p", "hi"],
+        check=False,
+        env={**os.environ, "FAKE_CLI_SCENARIO": str(bad)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert str(bad) in proc.stderr and "$.steps[0]" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import fake_clis
 from harness.cli import main
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.fakes_install import install_fakes, list_fakes, shim_name, shim_text
@@ -148,15 +149,16 @@ def test_bad_usage_exits_2(
 
 @pytest.mark.rule("RUN-FAKES-001")
 def test_shim_text_per_platform() -> None:
+    shim = os.path.join(os.path.dirname(os.path.abspath(fake_clis.__file__)), "_shim.py")
     assert shim_text("claude", "/opt/py 3/bin/python", "linux") == (
-        '#!/bin/sh\nexec "/opt/py 3/bin/python" -m fake_clis claude "$@"\n'
+        f'#!/bin/sh\nexec "/opt/py 3/bin/python" -S "{shim}" claude "$@"\n'
     )
     # sh would expand $, ` and \\ inside double quotes.
     assert shim_text("x", '/a$b`c\\d"e', "darwin").splitlines()[1] == (
-        'exec "/a\\$b\\`c\\\\d\\"e" -m fake_clis x "$@"'
+        f'exec "/a\\$b\\`c\\\\d\\"e" -S "{shim}" x "$@"'
     )
     assert shim_text("qwen", r"C:\Py 3%\python.exe", "win32") == (
-        '@"C:\\Py 3%%\\python.exe" -m fake_clis qwen %*\r\n'
+        f'@"C:\\Py 3%%\\python.exe" -S "{shim}" qwen %*\r\n'
     )
     assert shim_name("claude", "win32") == "claude.cmd" and shim_name("claude", "linux") == "claude"
 
