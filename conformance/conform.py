@@ -104,8 +104,6 @@ INACTIVITY_TIMEOUT_MS = 30_000
 MAX_WIRE_BYTES = 8 * 1024 * 1024
 #: Env var carrying a made-up secret into every fake run, so RUN-SECRET-001 is exercised.
 SECRET_ENV = "HARNESS_CONFORM_API_KEY"
-#: Env var name words that mark a secret: none of ours reaches a fake (harness.redact).
-_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 #: The prompt every fake run gets (fakes follow their scenario, not the prompt).
 PROMPT = "Create hello.html with a greeting."
 
@@ -157,31 +155,11 @@ class DefTarget:
 def resolve_emulator(
     defn: AgentDef, builtins: Sequence[AgentDef], emulators: Iterable[str]
 ) -> tuple[str | None, str]:
-    """The built-in id whose fake plays ``defn``'s CLI, or ``(None, why)``.
+    """The built-in id whose fake plays ``defn``'s CLI, or ``(None, why)``: the same choice
+    as the pytest plugin's (PLUGIN-FAKE-001; :func:`conformance.fakes.emulator_for`)."""
+    from conformance.fakes import emulator_for
 
-    The same choice as the pytest plugin's (PLUGIN-FAKE-001), without pytest: the def's
-    own id when a fake exists for it and speaks its format; else the first built-in, in
-    registry order, with a fake whose (stream_format, event_parser) -- own or of an
-    ``alt_transports`` entry -- equal the def's.
-    """
-    have = set(emulators)
-    wanted = (defn.stream_format, defn.event_parser)
-
-    def speaks(builtin: AgentDef) -> bool:
-        pairs = {(builtin.stream_format, builtin.event_parser)}
-        pairs |= {(t.stream_format, t.event_parser) for t in builtin.alt_transports}
-        return wanted in pairs
-
-    same = next((b for b in builtins if b.id == defn.id), None)
-    if same is not None and same.id in have and speaks(same):
-        return same.id, ""
-    for builtin in builtins:
-        if builtin.id in have and speaks(builtin):
-            return builtin.id, ""
-    return None, (
-        f"no fake emulator reads stream_format {defn.stream_format!r} with event_parser "
-        f"{defn.event_parser!r}"
-    )
+    return emulator_for(defn, builtins, emulators)
 
 
 def builtin_targets(
@@ -414,8 +392,10 @@ def plan_conform(
 
 
 def default_jobs() -> int:
-    """Concurrent fake runs: fakes mostly wait on pipes, so twice the cores (at least 2)."""
-    return max(2, (os.cpu_count() or 1) * 2)
+    """Concurrent fake runs: fakes mostly wait (on pipes, on their scenario's sleeps and
+    the host's cancel timer), so eight per core, at most 32. Measured on 2 cores: 4 jobs
+    kept the CPU at ~50 % and took twice the wall time 16 jobs took."""
+    return max(2, min(32, (os.cpu_count() or 1) * 8))
 
 
 # ---------------------------------------------------------------------------- progress
@@ -513,26 +493,10 @@ class _Tap:
 
 
 def _fake_env(base: Mapping[str, str], defn: AgentDef, bin_dir: Path, home: Path) -> dict[str, str]:
-    """The fake's environment: no ``FAKE_CLI_*``, no secret-named variable, no executable
-    or transport override (an inherited one would bypass the fake), the shims first on
-    PATH, HOME inside the run's own directory."""
-    from harness.defs.registry import BUILTIN_DEFS
-    from harness.launch import path_env_key
+    """The fake's environment (:func:`conformance.fakes.clean_fake_env`)."""
+    from conformance.fakes import clean_fake_env
 
-    dropped = {
-        k.upper() for d in (*BUILTIN_DEFS, defn) for k in (d.bin_env_key, d.transport_env_var) if k
-    }
-    env = {
-        k: v
-        for k, v in base.items()
-        if not k.upper().startswith("FAKE_CLI_")
-        and not any(w in k.upper() for w in _SECRET_WORDS)
-        and k.upper() not in dropped
-    }
-    key = path_env_key(env, sys.platform)
-    env[key] = str(bin_dir) + (os.pathsep + env[key] if env.get(key) else "")
-    env.update(HOME=str(home), USERPROFILE=str(home))
-    return env
+    return clean_fake_env(base, defn, bin_dir, home)
 
 
 def _install_shims(target: DefTarget, bin_dir: Path) -> Path:

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import psutil
 import pytest
 
+from conformance.fakes import clean_fake_env, emulator_for, speaks
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
@@ -96,8 +97,6 @@ DEFAULT_INACTIVITY_TIMEOUT_MS = 30_000
 DEFAULT_SHUTDOWN_GRACE_MS = 1_000
 #: How long a process found alive after a test may take to finish exiting on its own.
 EXIT_GRACE_S = 0.5
-#: Env var name words that mark a secret (harness.redact.SECRET_ENV_WORDS); never inherited.
-_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 #: RunRequest fields ``run_agent`` sets itself and refuses as overrides.
 _RESERVED = frozenset({"defn", "prompt", "env"})
 
@@ -478,11 +477,6 @@ def resolve_emulator(defn: AgentDef, fake_as: str | None) -> str:
     from harness.defs.registry import BUILTIN_REGISTRY
 
     specs = all_specs()
-    wanted = (defn.stream_format, defn.event_parser)
-
-    def formats(builtin: AgentDef) -> set[tuple[str, str | None]]:
-        own = {(builtin.stream_format, builtin.event_parser)}
-        return own | {(t.stream_format, t.event_parser) for t in builtin.alt_transports}
 
     if fake_as is not None:
         if fake_as not in specs:
@@ -492,7 +486,7 @@ def resolve_emulator(defn: AgentDef, fake_as: str | None) -> str:
                 rule="PLUGIN-FAKE-001",
             )
         builtin = BUILTIN_REGISTRY.get(fake_as)
-        if builtin is not None and wanted not in formats(builtin):
+        if builtin is not None and not speaks(builtin, defn):
             raise AdapterPluginError(
                 f"fake-as {fake_as!r}: its emulator speaks {builtin.stream_format!r} "
                 f"(parser {builtin.event_parser!r}), but def {defn.id!r} reads "
@@ -500,12 +494,9 @@ def resolve_emulator(defn: AgentDef, fake_as: str | None) -> str:
                 rule="PLUGIN-FAKE-001",
             )
         return fake_as
-    same = BUILTIN_REGISTRY.get(defn.id)
-    if same is not None and defn.id in specs and wanted in formats(same):
-        return defn.id
-    for builtin in BUILTIN_REGISTRY.values():
-        if builtin.id in specs and wanted in formats(builtin):
-            return builtin.id
+    emulator, _ = emulator_for(defn, tuple(BUILTIN_REGISTRY.values()), specs)
+    if emulator is not None:
+        return emulator
     raise AdapterPluginError(
         f"def {defn.id!r}: no built-in def with a fake emulator reads stream_format "
         f"{defn.stream_format!r} with event_parser {defn.event_parser!r}; name one with "
@@ -533,28 +524,8 @@ def fake_env(
     that is how the platform spells it), sets HOME and USERPROFILE to ``home``,
     FAKE_CLI_SCENARIO, FAKE_CLI_RECORD and the leak mark.
     """
-    from harness.defs.registry import BUILTIN_DEFS
-    from harness.launch import path_env_key
-
-    dropped = {
-        key.upper()
-        for d in (*BUILTIN_DEFS, defn)
-        for key in (d.bin_env_key, d.transport_env_var)
-        if key
-    }
-    env = {
-        k: v
-        for k, v in base.items()
-        if not k.upper().startswith("FAKE_CLI_")
-        and not any(word in k.upper() for word in _SECRET_WORDS)
-        and k.upper() not in dropped
-    }
-    key = path_env_key(env, sys.platform)
-    rest = env.get(key, "")
-    env[key] = str(bin_dir) + (os.pathsep + rest if rest else "")
+    env = clean_fake_env(base, defn, bin_dir, home)
     env.update(
-        HOME=str(home),
-        USERPROFILE=str(home),
         FAKE_CLI_SCENARIO=scenario,
         FAKE_CLI_RECORD=str(record),
     )
