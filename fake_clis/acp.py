@@ -43,13 +43,21 @@ What the fakes do, and where it is written down:
   whose edits are allowed by default (real-clis second batch: "no permission request").
 * **Cancel** (wire §A.1.3): a ``session/cancel`` notification stops the stream; the pending
   prompt is answered with ``stopReason: "cancelled"`` after the last update.
-* **Faults**: ``api_error`` is a JSON-RPC error response to ``session/prompt``; ``malformed``
+* **Faults**: ``api_error`` is a JSON-RPC error response to ``session/prompt`` (but see "API
+  errors per agent" below); ``malformed``
   writes the first half of a ``session/update`` line; ``foreign`` a ``session/update`` for
   another ``sessionId``; ``oversize`` one valid ``available_commands_update`` line of exactly
   ``bytes`` bytes (qwen 0.24 writes 560 KB ones, real-clis "Other gotchas"); ``crash`` with
   ``mid_line`` half a frame without a newline, then the exit.
 * **stdin EOF**: the agent exits with the scenario's exit code, unless the scenario sets
-  ``ignore_stdin_close`` (claude-code-acp / codex-acp "close wait", real-clis second batch §5).
+  ``ignore_stdin_close`` (claude-code-acp / codex-acp "close wait", real-clis second batch §5);
+  kilo, vibe, kimi and hermes exit 0 after a prompt failed with an API error, as their
+  real servers do (live differential, ``recordings/real/<agent>/api_error.jsonl``).
+* **API errors per agent** (live differential): kimi 1.51.0 ends such a prompt with
+  ``end_turn`` and no message; hermes 0.19.0 with the error as an agent message.
+* **Tool inputs per agent** (live differential): kilo's and vibe's write ``rawInput`` names
+  the path ``filePath``; vibe's shell ``rawInput`` has no ``cwd``; kilo lists the cwd in a
+  shell call's ``locations``.
 
 The record (``FAKE_CLI_RECORD``) holds, besides the common keys: ``prompt`` (the first
 prompt's text), ``prompts``, ``prompt_via: "acp"``, ``initialize`` (its params),
@@ -166,6 +174,23 @@ class _Agent:
     check_argv: Callable[[FakeRun], tuple[str, int] | None] | None = None
     models_args: tuple[str, ...] | None = None
     models_output: str = ""
+    #: ``rawInput`` of a write tool call: the key of the path, and whether the path stays as
+    #: the model wrote it (relative) instead of resolved under the session cwd.
+    write_path_key: str = "path"
+    write_path_as_given: bool = False
+    #: Whether a shell tool call's ``rawInput`` carries the session ``cwd``.
+    shell_input_cwd: bool = True
+    #: Whether a shell tool call lists the session cwd in ``locations`` (kilo).
+    shell_locations_cwd: bool = False
+    #: The exit code at stdin EOF after a turn failed with an API error (``None``: the
+    #: scenario's). A real ACP server answers the failed prompt with an error and, being a
+    #: server, still exits 0 when its client goes (live: kilo 7.7.7, vibe-acp 3.0.2).
+    api_error_exit: int | None = None
+    #: How a prompt that hits a scripted API error ends: ``None`` = a JSON-RPC error
+    #: response; a string = the turn still ends with ``end_turn``, after that text (with
+    #: ``{status}`` and ``{message}`` filled) as one agent message when it is not empty.
+    #: Live: kimi 1.51.0 ends the turn silently; hermes 0.19.0 says what failed.
+    api_error_reply: str | None = None
 
 
 def _version_tuple(text: str) -> tuple[int, ...] | None:
@@ -318,6 +343,8 @@ class _AcpServer:
     def __init__(self, run: FakeRun, agent: _Agent) -> None:
         self.run = run
         self.agent = agent
+        #: A turn failed with a scripted API error (see ``_Agent.api_error_exit``).
+        self.api_error_seen = False
         self.channel = _Channel(run)
         self.version = run.env.get("FAKE_CLI_VERSION") or agent.version
         self.sessions: dict[str, _Session] = {}
@@ -357,6 +384,8 @@ class _AcpServer:
                 break
             self.dispatch(message)
         self.run.linger_if_asked()
+        if self.api_error_seen and self.agent.api_error_exit is not None:
+            return self.agent.api_error_exit
         return self.run.scenario.exit_code
 
     def dispatch(self, message: Any) -> None:
@@ -641,6 +670,7 @@ class _AcpServer:
         try:
             renderer.render()
         except _ApiError as exc:
+            self.api_error_seen = True
             self._save(session, turn)
             self.error(request_id, _INTERNAL_ERROR, str(exc), renderer.api_error_data(exc.step))
             return
@@ -740,7 +770,17 @@ class _TurnRenderer:
             if self.server.channel.wait_cancel(self.prompt_id, float(step.get("ms", 0)) / 1000):
                 raise _Stop
         elif kind == "api_error":
-            raise _ApiError(step)
+            reply = self.server.agent.api_error_reply
+            if reply is None:
+                raise _ApiError(step)
+            self.server.api_error_seen = True
+            text = reply.format(
+                status=int(step.get("status", 500)), message=str(step.get("message", ""))
+            )
+            if text:
+                self.update(_chunk("agent_message_chunk", text))
+                self.turn.text.append(text)
+            raise _Stop
         elif kind == "malformed":
             line = _dumps(self.notification(_chunk("agent_message_chunk", step.text or "lost")))
             self.run.out(line[: len(line) // 2])
@@ -824,23 +864,30 @@ class _TurnRenderer:
             path = str(step.get("path", "file.txt"))
             target = str(cwd / path)
             content = str(step.get("content", ""))
+            agent = self.server.agent
+            given = path if agent.write_path_as_given else target
             call: dict[str, Any] = {
                 "toolCallId": call_id,
                 "title": f"Write {path}",
                 "kind": "edit",
                 "status": "pending",
-                "rawInput": {"path": target, "content": content},
+                "rawInput": {agent.write_path_key: given, "content": content},
                 "locations": [{"path": target}],
             }
         elif tool == "shell":
             command = str(step.get("command", ""))
+            raw_input: dict[str, Any] = {"command": command}
+            if self.server.agent.shell_input_cwd:
+                raw_input["cwd"] = str(cwd)
             call = {
                 "toolCallId": call_id,
                 "title": command,
                 "kind": "execute",
                 "status": "pending",
-                "rawInput": {"command": command, "cwd": str(cwd)},
+                "rawInput": raw_input,
             }
+            if self.server.agent.shell_locations_cwd:
+                call["locations"] = [{"path": str(cwd)}]
         else:
             name = str(step.get("name", "other"))
             kind = name if name in _TOOL_KINDS else "other"
@@ -1295,6 +1342,10 @@ _AGENTS: tuple[_Agent, ...] = (
             ("nous/hermes-4-405b", "Hermes 4"),
         ),
         auto_approve=lambda p: p.has("--yolo"),
+        # Live differential against hermes-agent 0.19.0 (recordings/real/hermes/api_error
+        # .jsonl): after its retries the error is an agent message and the turn ends.
+        api_error_reply="API call failed after 3 retries: HTTP {status}: {message}",
+        api_error_exit=0,
     ),
     _Agent(
         agent_id="kimi",
@@ -1325,6 +1376,10 @@ _AGENTS: tuple[_Agent, ...] = (
         models=(("kimi-for-coding", "Kimi For Coding"), ("kimi-k2-turbo-preview", "Kimi K2 Turbo")),
         stdio_removed_in="0.37.0",
         auto_approve=lambda p: p.has("--yolo"),
+        # Live differential against kimi-cli 1.51.0 (recordings/real/kimi/api_error.jsonl):
+        # a failed model call ends the prompt with end_turn and no message at all.
+        api_error_reply="",
+        api_error_exit=0,
     ),
     _Agent(
         agent_id="kiro",
@@ -1384,6 +1439,12 @@ _AGENTS: tuple[_Agent, ...] = (
         auto_approve=lambda p: True,
         mcp_http=True,
         session_prefix="ses_",
+        # Live differential against kilo 7.7.7 (recordings/real/kilo/shell.jsonl): write's
+        # rawInput is {filePath, content}; bash's is {command, cwd} with the cwd in
+        # ``locations``; after a failed prompt it still exits 0 at EOF.
+        write_path_key="filePath",
+        shell_locations_cwd=True,
+        api_error_exit=0,
     ),
     _Agent(
         agent_id="reasonix",
@@ -1457,6 +1518,13 @@ _AGENTS: tuple[_Agent, ...] = (
         auth_methods=(),
         model_channel="models",
         models=(("devstral-2", "Devstral 2"), ("mistral-medium-3.1", "Mistral Medium 3.1")),
+        # Live differential against vibe-acp 3.0.2 (recordings/real/vibe/happy.jsonl,
+        # shell.jsonl): write_file's rawInput is {filePath (as the model gave it), content};
+        # bash's is {command}, without a cwd; after a failed prompt it exits 0 at EOF.
+        write_path_key="filePath",
+        write_path_as_given=True,
+        shell_input_cwd=False,
+        api_error_exit=0,
     ),
 )
 

@@ -1649,7 +1649,10 @@ class _OpenCode(_Emulator):
             # A failing command is still a completed bash part; its exit code says it failed.
             name = "bash"
             command = str(step.get("command", ""))
-            tool_input = {"command": command, "description": "Run the command"}
+            # The input is what the model sent; the scenario's shell step gives only the
+            # command (live differential, opencode 1.18.33: the real part's input is
+            # {"command"} for a model that sends no description; it is optional).
+            tool_input = {"command": command}
             state = {
                 "status": "completed",
                 "input": tool_input,
@@ -1972,7 +1975,10 @@ class _Gemini(_Emulator):
                 output = output or f"Successfully {verb}: {target}."
         elif kind == "shell":
             name = "run_shell_command"
-            params = {"command": str(step.get("command", "")), "description": "Run the command"}
+            # The parameters are what the model sent: the scenario step gives only the
+            # command (live differential, gemini 0.61.0: {"command"} when the model sends
+            # no description; it is optional).
+            params = {"command": str(step.get("command", ""))}
         else:
             name = _tool_name(step, "lookup")
             params = _tool_input(step)

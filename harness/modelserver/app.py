@@ -68,6 +68,7 @@ from harness.modelserver.sse import Frame, ReplyIds
 
 __all__ = [
     "DEFAULT_MODELS",
+    "RETRY_HEADERS",
     "ModelServer",
     "Route",
     "check_loopback",
@@ -85,6 +86,13 @@ START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 15.0
 #: How long stop() lets running handlers finish before they are cancelled.
 SHUTDOWN_GRACE_S = 2.0
+#: Sent with every scripted API error (MODEL-ERR-001). Real CLIs retry a 5xx/429 with
+#: exponential backoff unless the reply says when to retry: opencode 1.18.33 spent 93 s
+#: on six attempts at the ``api_error`` scenario without these, about 1 s with them. The
+#: CLI still makes every retry it would make (its retry count is its behaviour); only the
+#: waits go. ``retry-after-ms`` is 1, not 0: the OpenAI and Anthropic SDKs treat 0 as
+#: absent and fall back to their own backoff.
+RETRY_HEADERS: Mapping[str, str] = {"retry-after-ms": "1", "retry-after": "0"}
 
 
 # -- routing ----------------------------------------------------------------------------
@@ -487,7 +495,7 @@ class ModelServer:
         if error is not None:
             status, payload = provider.error_reply(error)
             log(status, "error", conv, plan)
-            return web.json_response(payload, status=status)
+            return web.json_response(payload, status=status, headers=RETRY_HEADERS)
         log(200, plan.kind, conv, plan)
         if conv.stream:
             return await self._send_stream(request, provider.render_stream(plan, conv, ids))
