@@ -33,6 +33,7 @@ from conformance.evidence import Direction, Frame
 from fake_clis.scenario import Scenario, load_scenario
 from harness.events import (
     Event,
+    Raw,
     Status,
     TextDelta,
     ThinkingDelta,
@@ -60,7 +61,10 @@ DIFF_RULES = (
     "LIVE-DIFF-STATUS-001",
 )
 #: Kinds whose consecutive repeats are one streamed piece (the split is the model's).
-_MERGED = frozenset({TextDelta.type, ThinkingDelta.type, ToolInputDelta.type})
+#: Runs of these kinds count once: deltas split where each side's stream splits, and a
+#: CLI prints a varying number of lines nobody parses (copilot 1.0.102 prints 22 or 23
+#: ``session.background_tasks_changed`` around the same shell call).
+_MERGED = frozenset({TextDelta.type, ThinkingDelta.type, ToolInputDelta.type, Raw.type})
 
 
 @dataclass(frozen=True)
@@ -81,13 +85,22 @@ class Side:
     stderr: str = ""
 
 
+def _exit_code(result: Any) -> int | None:
+    """A succeeded run the host stopped by signal after its turn completed (an ACP agent
+    slow to exit at stdin EOF, e.g. kimi-cli, mistral-vibe) counts as a clean exit 0."""
+    if result.exit_code is None and result.signal is not None and result.succeeded:
+        return 0
+    code: int | None = result.exit_code
+    return code
+
+
 def side_from_run(label: str, run: Any) -> Side:
     """A :class:`Side` from a :class:`harness.live.session.LiveRun`."""
     return Side(
         label=label,
         turns=tuple(tuple(t.result.events) for t in run.turns),
         outcomes=tuple(t.result.status.value for t in run.turns),
-        exit_codes=tuple(t.result.exit_code for t in run.turns),
+        exit_codes=tuple(_exit_code(t.result) for t in run.turns),
         session_ids=tuple(t.result.session_id for t in run.turns),
         files=tuple(sorted(run.files.items())),
         paths=(

@@ -319,7 +319,7 @@ SIDE_REQUESTS: tuple[SideRequest, ...] = (
         Probe(
             re.compile(
                 r"(?i)\btitle\s+generator\b|\b(?:generate|create|write|produce|suggest)\b"
-                r"[^.\n]{0,60}\btitle\b"
+                r"[^.\n]{0,60}\btitles?\b"
             ),
             "title",
             before=100,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.defs.registry import get_agent_def
-from harness.events import Event, Status, TextDelta, ToolResult, ToolUse, TurnEnd
+from harness.events import Event, Raw, Status, TextDelta, ToolResult, ToolUse, TurnEnd
 from harness.live.differential import DIFF_RULES, Side, compare_sides, event_kinds, side_from_run
 from harness.live.session import run_live
 
@@ -111,6 +111,28 @@ def test_the_real_side_is_blamed_when_the_fake_matches_the_scenario() -> None:
 @pytest.mark.rule("LIVE-DIFF-KINDS-001")
 def test_event_kinds_drop_status_and_merge_deltas() -> None:
     assert event_kinds(HAPPY) == ["text_delta", "tool_use", "tool_result", "text_delta", "turn_end"]
+
+
+@pytest.mark.rule("LIVE-DIFF-KINDS-001")
+def test_a_run_of_unparsed_lines_counts_once() -> None:
+    def noisy(n: int) -> list[Event]:
+        return [*HAPPY[:3], *(Raw(line=f'{{"type":"bg","n":{i}}}') for i in range(n)), *HAPPY[3:]]
+
+    assert event_kinds(noisy(22)) == event_kinds(noisy(23))
+    assert event_kinds(noisy(1)).count("raw") == 1
+
+
+@pytest.mark.rule("LIVE-DIFF-STATUS-001")
+def test_a_succeeded_run_stopped_by_signal_after_its_turn_exits_clean() -> None:
+    from types import SimpleNamespace
+
+    from harness.live.differential import _exit_code
+
+    stopped = SimpleNamespace(exit_code=None, signal=15, succeeded=True)
+    failed = SimpleNamespace(exit_code=None, signal=9, succeeded=False)
+    assert _exit_code(stopped) == 0
+    assert _exit_code(failed) is None
+    assert _exit_code(SimpleNamespace(exit_code=3, signal=None, succeeded=False)) == 3
 
 
 @pytest.mark.rule(

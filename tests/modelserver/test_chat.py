@@ -200,6 +200,15 @@ def test_response_format_gets_schema_valid_content(serve: ServeFn) -> None:
             "Happy scenario",
         ),
         (
+            # mistral-vibe 3.0.2's title request says "titles" (real-clis.md, vibe)
+            [{"role": "system", "content": "You write short, descriptive titles for "
+                                           "conversations."},
+             {"role": "user", "content": "Create hello.html please."}],
+            None,
+            "side:title",
+            "Happy scenario",
+        ),
+        (
             [PROMPT, {"role": "assistant", "content": "ok"},
              {"role": "user", "content": "[SUGGESTION MODE: predict the next prompt]"}],
             [CHAT_WRITE],
@@ -214,7 +223,7 @@ def test_response_format_gets_schema_valid_content(serve: ServeFn) -> None:
             "No new memories.",
         ),
     ],
-    ids=["title", "suggestion", "memory"],
+    ids=["title", "titles", "suggestion", "memory"],
 )
 def test_side_requests_get_small_replies_without_tool_calls(
     serve: ServeFn, messages: list[dict[str, Any]], tools: list[Any] | None, kind: str, text: str
