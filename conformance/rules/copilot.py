@@ -8,6 +8,17 @@ _FORMAT = ("copilot-stream-json",)
 
 RULES = (
     Rule(
+        id="COPILOT-ERROR-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "session.error with a non-empty data.message gives one error event (code: "
+            "data.errorType, not terminal: the stream still ends at result); the run fails "
+            "on the stream error, not only on the exit code."
+        ),
+        citation="design §Principles 3; seed 000 §5.7",
+        formats=_FORMAT,
+    ),
+    Rule(
         "COPILOT-STATUS-001",
         Tier.MANDATORY,
         "session.tools_updated with a data.model becomes status initializing with that model; "

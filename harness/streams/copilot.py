@@ -17,6 +17,8 @@ wire                                    event
 ``tool.execution_complete``             ``tool_result{tool_use_id: toolCallId,
                                         content: stringify(result),
                                         is_error: success is false}``
+``session.error{data.message}``         ``error{message, code: data.errorType,
+                                        terminal: false}`` (COPILOT-ERROR-001)
 ``result{success, exitCode, usage}``    ``usage{usage, stop_reason: completed|error,
                                         duration_ms: usage.sessionDurationMs}``
 ======================================  =========================================
@@ -41,6 +43,7 @@ from decimal import Decimal
 from typing import Any
 
 from harness.events import (
+    Error,
     JsonValue,
     Status,
     TextDelta,
@@ -86,6 +89,18 @@ class CopilotStreamParser(JsonlStreamParser):
                 self.emit(ThinkingDelta(delta=delta))
             else:
                 self.emit(TextDelta(delta=delta))
+            return True
+        if kind == "session.error":
+            # COPILOT-ERROR-001: copilot 1.0.102 reports a model call that failed for good
+            # (after its own retries) here, then `result{exitCode: 1}`
+            # (recordings/real/copilot/api_error.jsonl). Upstream leaves it to the exit code.
+            # Not terminal: the stream goes on to `result`, which ends it.
+            message = payload.get("message")
+            if not isinstance(message, str) or not message:
+                return False
+            error_type = payload.get("errorType")
+            code = error_type if isinstance(error_type, str) and error_type else None
+            self.emit(Error(message=message, code=code, terminal=False))
             return True
         if kind == "tool.execution_start":
             return self._tool_start(payload)

@@ -218,7 +218,8 @@ def test_copilot_api_error_and_faults(fake: FakeCli) -> None:
     events = copilot_events(failed)
     (usage,) = events_of(events, Usage)
     assert usage.stop_reason == "error"
-    assert "session.error" in raw_types(events)
+    (error,) = events_of(events, Error)  # COPILOT-ERROR-001
+    assert error.terminal is False and "Internal server error" in error.message
     assert frames(failed)[-1]["exitCode"] == 1 and frames(failed)[-1]["success"] is False
 
     malformed = copilot_events(copilot(fake, args, "malformed"))

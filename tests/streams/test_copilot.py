@@ -14,7 +14,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.events import Event, Raw, Status, TextDelta, ThinkingDelta, ToolResult, ToolUse, Usage
+from harness.events import (
+    Error,
+    Event,
+    Raw,
+    Status,
+    TextDelta,
+    ThinkingDelta,
+    ToolResult,
+    ToolUse,
+    Usage,
+)
 from harness.schemas import load_schema
 from harness.streams import UnknownStreamFormatError, create_parser
 from harness.streams.copilot import (
@@ -390,3 +400,27 @@ def test_well_formed_lines_with_odd_payloads_each_yield_valid_events(
         VALIDATOR.validate(event.to_json())
     # Nothing is dropped: every record yields at least one event.
     assert len(events) >= len(records)
+
+
+@pytest.mark.rule("COPILOT-ERROR-001")
+def test_session_error_is_one_error_that_does_not_end_the_stream() -> None:
+    failed = {
+        "type": "session.error",
+        "data": {
+            "errorType": "query",
+            "message": "Failed to get response from the AI model; retried 5 times",
+            "statusCode": 500,
+        },
+    }
+    assert one(failed) == [
+        Error(
+            message="Failed to get response from the AI model; retried 5 times",
+            code="query",
+            terminal=False,
+        )
+    ]
+    untyped = {"type": "session.error", "data": {"message": "boom"}}
+    assert one(untyped) == [Error(message="boom", code=None, terminal=False)]
+    for data in ({"message": ""}, {"message": 7}, {}):
+        line = {"type": "session.error", "data": data}
+        assert [type(e) for e in one(line)] == [Raw]
