@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from harness.runner import RunRequest
 
 __all__ = [
+    "BUILTIN_BASELINE",
     "CANCEL_AFTER_S",
     "NO_FAKE_RULE",
     "REAL_RULE",
@@ -88,6 +89,9 @@ NO_FAKE_RULE = "CONFORM-RUN-NOFAKE-001"
 #: Check modules whose def-level checks must not run while anything else does: the argv
 #: checks flip ``sys.platform`` for the whole process (conformance/checks/defs.py docs).
 SERIAL_CHECK_MODULES: tuple[str, ...] = ("conformance.checks.defs",)
+#: Known gaps of the built-in defs, applied when ``harness conform`` runs them without a
+#: ``--baseline`` of its own (CONFORM-BASELINE-BUILTIN-001).
+BUILTIN_BASELINE = Path(__file__).parent / "baselines" / "builtin.txt"
 #: The module whose ``RULES`` are the live rules (``harness conform --real``).
 LIVE_RULES_MODULE = "conformance.rules.live"
 

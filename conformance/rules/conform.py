@@ -10,6 +10,15 @@ from conformance.rules import Rule, Tier
 
 RULES = (
     Rule(
+        "CONFORM-BASELINE-BUILTIN-001",
+        Tier.MANDATORY,
+        "Without --baseline, harness conform judges the built-in defs against "
+        "conformance/baselines/builtin.txt: the known gaps of real CLIs (each pinned by a "
+        "recording of the real CLI), with the same stale-entry rule as any baseline.",
+        "design §Conformance model",
+        (),
+    ),
+    Rule(
         "CONFORM-VERDICT-001",
         Tier.MANDATORY,
         "A (def, rule) takes the worst status of its checks (fail > not_tested > pass > "

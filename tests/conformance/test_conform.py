@@ -600,3 +600,33 @@ def test_broken_budget_def_loads_as_stdin_delivery() -> None:
 
     (defn,) = load_def_file(BROKEN / "prompt_in_argv.py")
     assert defn.prompt_delivery is PromptDelivery.STDIN and defn.max_prompt_arg_bytes is None
+
+
+@pytest.mark.rule("CONFORM-BASELINE-BUILTIN-001")
+def test_the_builtin_baseline_is_valid_and_every_gap_has_a_real_recording() -> None:
+    from conformance.baseline import load_baseline
+    from conformance.conform import BUILTIN_BASELINE
+    from conformance.rules import all_rules
+
+    entries = load_baseline(str(BUILTIN_BASELINE), known_rules=all_rules()).entries
+    assert entries, "the built-in baseline lists no gap"
+    recordings = Path(__file__).resolve().parents[2] / "recordings" / "real"
+    for entry in entries:
+        assert entry.def_id is not None
+        assert any((recordings / entry.def_id).glob("*.jsonl")), entry
+
+
+@pytest.mark.rule("CONFORM-BASELINE-BUILTIN-001", "CONFORM-BASELINE-STALE-001")
+def test_the_builtin_baseline_applies_without_a_baseline_of_ones_own(tmp_path: Path) -> None:
+    from harness.cli import main
+
+    out = tmp_path / "out"
+    args = ["conform", "--agent", "kimi", "--scenario", "api_error", "--report", "json"]
+    code = main([*args, "--out", str(out)])
+    report = json.loads((out / "conform.json").read_text(encoding="utf-8"))
+    cells = {(c["def_id"], c["rule_id"]): c for c in report["cells"]}
+    assert code == 0, report["reasons"]
+    assert cells[("kimi", "RUN-FAULT-APIERROR-001")]["disposition"] == "expected_fail"
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# no gaps\n", encoding="utf-8")
+    assert main([*args, "--out", str(out), "--baseline", str(empty)]) == 1
