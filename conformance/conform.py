@@ -825,16 +825,18 @@ def run_conform(
         outcomes += _def_outcomes(plan, i, tracker, serial[i])
         outcomes += _structural_outcomes(p)
     # Phase 1b: every other def-level check (e.g. ones that run the def's fake), one
-    # worker per def; a def's own checks stay in order (they may share a cache).
-    with ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool:
+    # worker per def; a def's own checks stay in order (they may share a cache). They
+    # run while phase 2 does: both mostly wait on fake processes, and nothing in either
+    # flips process-wide state (only phase 1a does, and it is over).
+    with (
+        ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool,
+        tempfile.TemporaryDirectory(prefix="harness-conform-", dir=work_dir) as tmp,
+    ):
         futures = [
             pool.submit(_def_outcomes, plan, i, tracker, parallel[i])
             for i in range(len(plan.defs))
             if parallel[i]
         ]
-        for future in futures:
-            outcomes += future.result()
-    with tempfile.TemporaryDirectory(prefix="harness-conform-", dir=work_dir) as tmp:
         runner = _Runner(plan, Path(tmp), tracker, os.environ if base_env is None else base_env)
 
         async def fakes() -> list[Outcome]:
@@ -844,7 +846,10 @@ def run_conform(
             return out
 
         # Phase 2: every (def, scenario) on the fakes, concurrently; flaky re-runs solo.
-        outcomes += asyncio.run(fakes())
+        ran = asyncio.run(fakes())
+        for future in futures:
+            outcomes += future.result()
+        outcomes += ran
     # Phase 3: --real, one def at a time (real CLIs are heavy).
     for p in plan.defs:
         if p.real:
