@@ -20,7 +20,9 @@ def test_env_and_files_come_from_the_recipe_only(tmp_path: Path) -> None:
     written = write_home_files(recipe, dirs, values)
     models = json.loads((dirs.home / ".pi/agent/models.json").read_text())
     provider = models["providers"]["mock"]
-    assert written == [dirs.home / ".pi/agent/models.json"]
+    assert written == [dirs.home / ".pi/agent/models.json", dirs.home / ".pi/agent/settings.json"]
+    settings = json.loads((dirs.home / ".pi/agent/settings.json").read_text())
+    assert settings == {"retry": {"enabled": False}}  # no 2+4+8 s auto-retry on a scripted 500
     assert provider["baseUrl"] == "http://127.0.0.1:4567/v1"
     assert provider["apiKey"] == recipe.fake_key and provider["models"][0]["id"] == "mock-model"
     base = {
