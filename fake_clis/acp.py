@@ -35,7 +35,8 @@ What the fakes do, and where it is written down:
   context size). Kiro also sends its ``turn_end`` session update first (ref §2.6 step 5,
   ``acpTurnEndCompletesPrompt``): the one frame outside the vendored schema, on purpose.
 * **Permission** (wire §A.1.2 ``session/request_permission``): before a write the agent asks
-  with options ``allow_once`` / ``allow_always`` / ``reject_once`` and waits for the client:
+  with options of kinds ``allow_once`` / ``allow_always`` / ``reject_once`` (ids per agent, see
+  "Tool shapes per agent") and waits for the client:
   ``selected`` allow -> the file is written and the tool completes; ``reject_once`` or
   ``cancelled`` -> the tool fails and nothing is written. Agents started with an
   auto-approving posture do not ask: devin ``--permission-mode dangerous`` and trae ``--yolo``
@@ -58,6 +59,15 @@ What the fakes do, and where it is written down:
 * **Tool inputs per agent** (live differential): kilo's and vibe's write ``rawInput`` names
   the path ``filePath``; vibe's shell ``rawInput`` has no ``cwd``; kilo lists the cwd in a
   shell call's ``locations``.
+* **Tool shapes per agent** (live differential): kimi 1.51.0 (recordings/real/kimi/happy,
+  shell) sends ``tool_call`` ``in_progress`` titled ``WriteFile`` / ``Shell`` with no ``kind``
+  and no ``rawInput``, then an update titled ``WriteFile: <path>`` / ``Shell: <command>`` with
+  the arguments as JSON text, asks for writes *and* shell commands (options ``approve`` /
+  ``approve_for_session`` / ``reject``) and completes with the diff or the output. hermes
+  0.19.0 (recordings/real/hermes/happy) sends a write as one ``tool_call`` (``tc-<hex>``,
+  ``write: <path>``, kind ``edit``, no ``rawInput``), asks about ``edit-approval-<n>`` (options
+  ``allow_once`` / ``deny``) and sends no update after an approved write; the text of a later
+  model message in the same prompt starts with a blank line.
 
 The record (``FAKE_CLI_RECORD``) holds, besides the common keys: ``prompt`` (the first
 prompt's text), ``prompts``, ``prompt_via: "acp"``, ``initialize`` (its params),
@@ -191,6 +201,18 @@ class _Agent:
     #: ``{status}`` and ``{message}`` filled) as one agent message when it is not empty.
     #: Live: kimi 1.51.0 ends the turn silently; hermes 0.19.0 says what failed.
     api_error_reply: str | None = None
+    #: How tool calls are rendered: ``acp`` (``tool_call`` pending with ``kind`` and
+    #: ``rawInput``, then ``in_progress`` and ``completed``/``failed`` updates), ``kimi``
+    #: (kimi-cli 1.51.0) or ``hermes`` (hermes-agent 0.19.0); see ``_TurnRenderer.tool``.
+    tool_style: str = "acp"
+    #: Put between the text of two model messages of one prompt (hermes: a blank line).
+    text_separator: str = ""
+    #: ``session/request_permission`` options: (optionId, name, kind), in order.
+    permission_options: tuple[tuple[str, str, str], ...] = (
+        ("allow_once", "Allow", "allow_once"),
+        ("allow_always", "Always allow", "allow_always"),
+        ("reject_once", "Reject", "reject_once"),
+    )
 
 
 def _version_tuple(text: str) -> tuple[int, ...] | None:
@@ -311,6 +333,8 @@ class _Session:
     turns: list[dict[str, Any]] = field(default_factory=list)
     #: Tool kinds the client allowed for the whole session (``allow_always``).
     always_allowed: set[str] = field(default_factory=set)
+    #: hermes: its approval requests are numbered per session (``edit-approval-<n>``).
+    approvals: int = 0
 
 
 @dataclass
@@ -737,6 +761,10 @@ class _TurnRenderer:
         self.session = session
         self.prompt_id = prompt_id
         self.turn = turn
+        #: A tool ran since the last text: the next text is another model message.
+        self.text_ended = False
+        #: kimi prefixes its tool call ids with the id of the step (one per prompt here).
+        self.step_id = str(uuid.uuid4())
 
     def check(self) -> None:
         if self.server.channel.cancelled(self.prompt_id):
@@ -753,7 +781,15 @@ class _TurnRenderer:
     def step(self, step: Step) -> None:
         kind = step.kind
         if kind == "text":
-            for chunk in step.chunks:
+            separator = self.server.agent.text_separator
+            if self.text_ended and separator:
+                # hermes: the text of a later model message starts with the separator
+                # (recordings/real/hermes/happy.jsonl: "\n\nDone: hello.html is ready.").
+                chunks = [separator + step.chunks[0], *step.chunks[1:]]
+            else:
+                chunks = list(step.chunks)
+            self.text_ended = False
+            for chunk in chunks:
                 self.check()
                 self.update(_chunk("agent_message_chunk", chunk))
                 self.turn.text.append(chunk)
@@ -763,6 +799,7 @@ class _TurnRenderer:
                 self.update(_chunk("agent_thought_chunk", chunk))
                 self.turn.thinking.append(chunk)
         elif kind == "tool":
+            self.text_ended = bool(self.turn.text)
             self.tool(step)
         elif kind == "usage":
             self.usage(step)
@@ -898,11 +935,20 @@ class _TurnRenderer:
                 "status": "pending",
                 "rawInput": dict(step.get("input") or {}),
             }
+        style = self.server.agent.tool_style
+        if style == "kimi":
+            self.kimi_tool(step, call)
+            return
+        if style == "hermes" and tool == "write":
+            self.hermes_write(step)
+            return
         self.update({"sessionUpdate": "tool_call", **call})
         record: dict[str, Any] = {k: call[k] for k in ("toolCallId", "title", "kind")}
         self.turn.tools.append(record)
         if tool == "write" and not is_error:
-            allowed, why = self.permission(call)
+            asked = {k: call[k] for k in ("toolCallId", "title", "kind", "status", "rawInput")}
+            asked["locations"] = call.get("locations", [])
+            allowed, why = self.permission(str(call["kind"]), asked)
             if not allowed:
                 record["status"] = "failed"
                 self.update(
@@ -948,6 +994,134 @@ class _TurnRenderer:
         record["status"] = final["status"]
         self.update(final)
 
+    def kimi_tool(self, step: Step, call: Mapping[str, Any]) -> None:
+        """kimi-cli 1.51.0 (recordings/real/kimi/happy.jsonl, shell.jsonl): ``tool_call``
+        ``in_progress`` titled ``WriteFile`` / ``Shell`` with empty text content and no
+        ``kind`` / ``rawInput``; an update titled ``<Title>: <path or command>`` carrying the
+        arguments as JSON text; a permission request for writes and shell commands (options
+        approve / approve_for_session / reject); the ``completed`` update with the diff or
+        the output. The call id is ``<step id>/<model's id>``."""
+        tool = str(step.get("tool", "other"))
+        cwd = Path(self.session.cwd)
+        call_id = f"{self.step_id}/{call['toolCallId']}"
+        is_error = bool(step.get("is_error", False))
+        rel = str(step.get("path", "file.txt"))
+        content = str(step.get("content", ""))
+        command = str(step.get("command", ""))
+        arguments: dict[str, Any]
+        if tool == "write":
+            title, detail = "WriteFile", rel
+            arguments = {"path": str(cwd / rel), "content": content}
+        elif tool == "shell":
+            title, detail, arguments = "Shell", command, {"command": command}
+        else:
+            title, detail = str(call["title"]), ""
+            arguments = dict(step.get("input") or {})
+        full = f"{title}: {detail}" if detail else title
+        begin = {"toolCallId": call_id, "title": title, "status": "in_progress"}
+        self.update({"sessionUpdate": "tool_call", **begin, "content": [_text_content("")]})
+        args_text = json.dumps(arguments, ensure_ascii=False)
+        self.update(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": call_id,
+                "title": full,
+                "status": "in_progress",
+                "content": [_text_content(args_text)],
+            }
+        )
+        record: dict[str, Any] = {"toolCallId": call_id, "title": full}
+        self.turn.tools.append(record)
+        written = cwd / rel
+        old = written.read_text(encoding="utf-8") if written.is_file() else ""
+        diff = {"type": "diff", "path": str(written), "oldText": old, "newText": content}
+        if tool in ("write", "shell") and not is_error:
+            if tool == "write":
+                shown = [diff]
+            else:
+                ask = f"Requesting approval to perform: Run command `{command}`"
+                shown = [_text_content(ask)]
+            asked = {"toolCallId": call_id, "title": full, "content": shown}
+            allowed, why = self.permission(str(call["kind"]), asked)
+            if not allowed:
+                record["status"] = "failed"
+                failed = {"toolCallId": call_id, "status": "failed"}
+                self.update(
+                    {"sessionUpdate": "tool_call_update", **failed, "content": [_text_content(why)]}
+                )
+                self.check()
+                return
+        final: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id}
+        output = step.get("output")
+        if tool == "write" and not is_error:
+            self.write(rel, content)
+            final.update(status="completed", content=[diff])
+        else:
+            text = str(output) if output is not None else ("error" if is_error else "")
+            final.update(status="failed" if is_error else "completed")
+            final["content"] = [_text_content(text)]
+        record["status"] = final["status"]
+        self.update(final)
+
+    def hermes_write(self, step: Step) -> None:
+        """hermes-agent 0.19.0 (recordings/real/hermes/happy.jsonl): the write is one
+        ``tool_call`` (id ``tc-<12 hex>``, title ``write: <path>``, kind ``edit``, the path as
+        given in ``locations``, a note as its content, no ``rawInput``); the permission request
+        is about a call of its own (``edit-approval-<n>``, ``rawInput {tool: write_file,
+        arguments}``, options allow_once / deny). No ``tool_call_update`` follows an approved
+        write. A rejected one is closed with a ``failed`` update (not recorded live: the
+        fake's choice, so the denial is visible)."""
+        rel = str(step.get("path", "file.txt"))
+        content = str(step.get("content", ""))
+        call_id = f"tc-{uuid.uuid4().hex[:12]}"
+        note = f"Preparing write to {rel}. Approval prompt shows the diff."
+        call: dict[str, Any] = {
+            "toolCallId": call_id,
+            "title": f"write: {rel}",
+            "kind": "edit",
+            "locations": [{"path": rel}],
+        }
+        self.update({"sessionUpdate": "tool_call", **call, "content": [_text_content(note)]})
+        record: dict[str, Any] = {k: call[k] for k in ("toolCallId", "title", "kind")}
+        self.turn.tools.append(record)
+        if step.get("is_error"):
+            output = step.get("output")
+            text = str(output) if output is not None else "error"
+            record["status"] = "failed"
+            self.update(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call_id,
+                    "status": "failed",
+                    "content": [_text_content(text)],
+                }
+            )
+            return
+        self.session.approvals += 1
+        asked = {
+            "toolCallId": f"edit-approval-{self.session.approvals}",
+            "title": f"Approve edit: {rel}",
+            "kind": "edit",
+            "status": "pending",
+            "rawInput": {"tool": "write_file", "arguments": {"path": rel, "content": content}},
+            "content": [{"type": "diff", "path": rel, "newText": content}],
+        }
+        allowed, why = self.permission("edit", asked)
+        if not allowed:
+            record["status"] = "failed"
+            self.update(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call_id,
+                    "status": "failed",
+                    "content": [_text_content(why)],
+                }
+            )
+            self.check()
+            return
+        self.write(rel, content)
+        record["status"] = "completed"
+
     def write(self, path: str, content: str) -> None:
         """Write through ``run.write_file``, relative to the session's cwd."""
         saved = self.run.cwd
@@ -957,21 +1131,20 @@ class _TurnRenderer:
         finally:
             self.run.cwd = saved
 
-    def permission(self, call: Mapping[str, Any]) -> tuple[bool, str]:
-        """wire §A.1.2 ``session/request_permission``: ask, and wait for the client."""
-        if self.server.auto_approve or call["kind"] in self.session.always_allowed:
+    def permission(self, kind: str, tool_call: dict[str, Any]) -> tuple[bool, str]:
+        """wire §A.1.2 ``session/request_permission``: ask, and wait for the client.
+
+        ``kind`` is the tool kind an ``allow_always`` answer covers for the session; the
+        options are the agent's (their ``kind`` decides, their ids are per agent).
+        """
+        if self.server.auto_approve or kind in self.session.always_allowed:
             return True, ""
         request_id = self.server.next_id()
-        tool_call = {k: call[k] for k in ("toolCallId", "title", "kind", "status", "rawInput")}
-        tool_call["locations"] = call.get("locations", [])
+        options = self.server.agent.permission_options
         params = {
             "sessionId": self.session.session_id,
             "toolCall": tool_call,
-            "options": [
-                {"optionId": "allow_once", "name": "Allow", "kind": "allow_once"},
-                {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
-                {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
-            ],
+            "options": [{"optionId": o, "name": n, "kind": k} for o, n, k in options],
         }
         self.server.send(
             {
@@ -989,18 +1162,15 @@ class _TurnRenderer:
         result = answer.get("result")
         outcome = result.get("outcome") if isinstance(result, dict) else None
         chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
+        chosen_kind = {o: k for o, _, k in options}.get(chosen) if isinstance(chosen, str) else None
         if (
             isinstance(outcome, dict)
             and outcome.get("outcome") == "selected"
-            and chosen
-            in (
-                "allow_once",
-                "allow_always",
-            )
+            and chosen_kind in ("allow_once", "allow_always")
         ):
-            outcomes.append(chosen)
-            if chosen == "allow_always":
-                self.session.always_allowed.add(str(call["kind"]))
+            outcomes.append(str(chosen))
+            if chosen_kind == "allow_always":
+                self.session.always_allowed.add(kind)
             return True, ""
         if isinstance(outcome, dict) and outcome.get("outcome") == "cancelled":
             outcomes.append("cancelled")
@@ -1346,6 +1516,15 @@ _AGENTS: tuple[_Agent, ...] = (
         # .jsonl): after its retries the error is an agent message and the turn ends.
         api_error_reply="API call failed after 3 retries: HTTP {status}: {message}",
         api_error_exit=0,
+        # recordings/real/hermes/happy.jsonl: a write is a `tool_call` with no rawInput and
+        # no update after it, asked for under its own id; the reply after a tool starts with
+        # a blank line ("\n\nDone: ...").
+        tool_style="hermes",
+        text_separator="\n\n",
+        permission_options=(
+            ("allow_once", "Allow edit", "allow_once"),
+            ("deny", "Deny", "reject_once"),
+        ),
     ),
     _Agent(
         agent_id="kimi",
@@ -1380,6 +1559,14 @@ _AGENTS: tuple[_Agent, ...] = (
         # a failed model call ends the prompt with end_turn and no message at all.
         api_error_reply="",
         api_error_exit=0,
+        # recordings/real/kimi/happy.jsonl, shell.jsonl: tool calls carry no kind and no
+        # rawInput; titles "WriteFile" / "Shell", then "WriteFile: <path>" / "Shell: <cmd>".
+        tool_style="kimi",
+        permission_options=(
+            ("approve", "Approve once", "allow_once"),
+            ("approve_for_session", "Approve for this session", "allow_always"),
+            ("reject", "Reject", "reject_once"),
+        ),
     ),
     _Agent(
         agent_id="kiro",

@@ -7,14 +7,20 @@ What the real CLI does, and where it is written down:
 * **Prompt** (seed 000 §5.7): ``-p <text>`` is the prompt; without ``-p`` the prompt is read
   from stdin to EOF. ``-p -`` is *not* a stdin sentinel: the prompt is the one character
   ``-`` (the fake runs that literal prompt and records it).
-* **Frames** (ref §2.3, wire §A.5 Copilot): dotted ``type`` with the payload under ``data``,
-  an ``id``/``timestamp``/``parentId`` per event and ``ephemeral: true`` on the streaming
-  ones (``session.tools_updated``, ``assistant.*_delta``). ``assistant.turn_start``,
-  ``assistant.reasoning_delta``, ``assistant.message_delta``, ``assistant.message``,
-  ``tool.execution_start`` / ``tool.execution_complete``, ``assistant.turn_end``; the
-  terminal ``result`` has its fields at top level: ``success``, ``exitCode`` and
-  ``usage{premiumRequests, totalApiDurationMs, sessionDurationMs, codeChanges}`` with no
-  token counts (github/copilot-cli#4107), so a scenario's token counts are not printed.
+* **Frames** (ref §2.3, wire §A.5 Copilot; line types and order from copilot 1.0.102,
+  recordings/real/copilot/*.jsonl): dotted ``type`` with the payload under ``data``, an
+  ``id``/``timestamp``/``parentId`` per event and ``ephemeral: true`` on the transient ones.
+  No ``session.start``: a run opens with ``session.skills_loaded``,
+  ``session.mcp_servers_loaded``, ``session.tools_updated``, ``user.message``. Each model
+  call is one turn: ``assistant.turn_start``, ``model.call_start``, the streamed
+  ``assistant.reasoning_delta`` / ``assistant.message_start`` + ``assistant.message_delta`` /
+  ``assistant.tool_call_delta``, ``model.call_finished``, ``assistant.message``,
+  ``assistant.reasoning``, then ``tool.execution_start``, ``model.call_final_result``,
+  ``tool.execution_complete`` and ``assistant.turn_end``. ``assistant.idle`` precedes the
+  terminal ``result``, whose fields are top level: ``sessionId``, ``exitCode`` and
+  ``usage{premiumRequests, totalApiDurationMs, sessionDurationMs, codeChanges}`` (no
+  ``success`` field) with no token counts (github/copilot-cli#4107), so a scenario's token
+  counts are not printed.
 * **Tools** (seed 000 §5.7, real-clis second batch: "one-shot needs ``--allow-all-tools``"):
   the write tool is ``create {path, file_text}``, the shell tool ``bash {command}``. Without
   ``--allow-all-tools`` (or an ``--allow-tool`` naming the tool kind) a headless run cannot
@@ -24,8 +30,9 @@ What the real CLI does, and where it is written down:
   missing flag fails fast and visibly.
 * **Sessions**: ``--resume <id>`` continues a saved session; an unknown id is an error
   (exit 1; the wording is the fake's). ``--continue`` picks the latest session of the cwd.
-* **Errors**: a failed model call is ``session.error`` followed by ``result{success: false,
-  exitCode: 1}`` and exit 1.
+* **Errors**: a failed model call is retried 5 times (``model.call_failure``,
+  ``assistant.turn_retry``, ``session.info{model_retry}`` per retry), then the turn ends and
+  ``session.error``, ``assistant.idle`` and ``result{exitCode: 1}`` follow; exit 1.
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ __all__ = ["COPILOT_VERSION", "SPECS"]
 COPILOT_VERSION = "1.0.102"
 _DEFAULT_MODEL = "claude-sonnet-4.6"
 _DENIED = "Permission denied and could not request permission from user"
+#: copilot 1.0.102 retries a failed model call 5 times (recordings/real/copilot/api_error.jsonl).
+_RETRIES = 5
 
 #: (flags, metavar, description, optional?) in help order.
 _OPTIONS: tuple[tuple[str, str, str, bool], ...] = (
@@ -111,7 +120,14 @@ def _now() -> str:
 
 
 class _Copilot:
-    """One non-interactive Copilot run writing ``--output-format json`` events."""
+    """One non-interactive Copilot run writing ``--output-format json`` events.
+
+    The frame order is copilot 1.0.102's (recordings/real/copilot/*.jsonl): one
+    ``assistant.turn_start`` .. ``assistant.turn_end`` per model call, the call bracketed by
+    ``model.call_start`` / ``model.call_finished``; ``assistant.message`` after the call,
+    then ``assistant.reasoning``, the tools, ``model.call_final_result``; one
+    ``assistant.idle`` before ``result``.
+    """
 
     def __init__(self, run: FakeRun, prompt: str, session_id: str) -> None:
         self.run = run
@@ -120,13 +136,20 @@ class _Copilot:
         self.json = run.parsed.value("--output-format", "text") == "json"
         self.model = run.parsed.value("--model") or _DEFAULT_MODEL
         self.parent: str | None = None
+        self.turn_parent: str | None = None
+        self.interaction = str(uuid.uuid4())
+        self.user_message = str(uuid.uuid4())
         self.turn = 0
         self.in_turn = False
+        self.message_id: str | None = None
         self.message: list[str] = []
+        self.reasoning_id: str | None = None
+        self.reasoning: list[str] = []
         self.tool_requests: list[dict[str, Any]] = []
         self.answer: list[str] = []
         self.files: list[str] = []
         self.lines_added = 0
+        self.api_ms = 0
         p = run.parsed
         self.allow_all = p.has("--allow-all-tools") or p.has("--allow-all")
         self.allowed = {t.strip() for v in p.values("--allow-tool") for t in v.split(",")}
@@ -134,39 +157,68 @@ class _Copilot:
 
     def event(self, kind: str, data: dict[str, Any], *, ephemeral: bool = False) -> None:
         event_id = str(uuid.uuid4())
-        frame: dict[str, Any] = {
-            "type": kind,
-            "data": data,
-            "id": event_id,
-            "timestamp": _now(),
-            "parentId": self.parent,
-        }
+        frame: dict[str, Any] = {"type": kind, "data": data}
         if ephemeral:
             frame["ephemeral"] = True
-        else:
+        frame.update(id=event_id, timestamp=_now(), parentId=self.parent)
+        if not ephemeral:
             self.parent = event_id
         if self.json:
             self.run.out(json.dumps(frame, ensure_ascii=False, separators=(",", ":")))
 
     def start_turn(self) -> None:
+        """``assistant.turn_start`` then ``model.call_start``: each turn is one model call."""
         if not self.in_turn:
             self.in_turn = True
-            self.event("assistant.turn_start", {"turnId": str(self.turn)})
+            turn = str(self.turn)
+            self.event("assistant.turn_start", {"turnId": turn, "interactionId": self.interaction})
+            self.event("model.call_start", {"turnId": turn, "model": self.model}, ephemeral=True)
+
+    def final_result(self, result: str) -> None:
+        data = {"model": self.model, "isByok": False, "result": result}
+        self.event("model.call_final_result", data, ephemeral=True)
+
+    def finish_call(self) -> None:
+        """Close the model call: ``model.call_finished``, ``assistant.message``, then
+        ``assistant.reasoning`` when the call reasoned (recordings/real/copilot/happy.jsonl)."""
+        turn = str(self.turn)
+        data: dict[str, Any] = {
+            "turnId": turn,
+            "dispatchDurationMs": 1,
+            "outcome": "success",
+            "interactionId": self.interaction,
+        }
+        self.api_ms += 1
+        self.event("model.call_finished", data, ephemeral=True)
+        message: dict[str, Any] = {
+            "messageId": self.message_id or str(uuid.uuid4()),
+            "originatingMessageId": self.user_message,
+            "model": self.model,
+            "content": "".join(self.message),
+            "toolRequests": self.tool_requests,
+            "interactionId": self.interaction,
+            "turnId": turn,
+        }
+        if self.reasoning:
+            message["reasoningText"] = "".join(self.reasoning)
+        self.event("assistant.message", message)
+        if self.reasoning:
+            data = {"reasoningId": self.reasoning_id, "content": "".join(self.reasoning)}
+            self.event("assistant.reasoning", data, ephemeral=True)
+        self.message_id, self.message, self.tool_requests = None, [], []
+        self.reasoning_id, self.reasoning = None, []
 
     def end_turn(self) -> None:
         if not self.in_turn:
             return
-        if self.message or self.tool_requests:
-            data: dict[str, Any] = {
-                "messageId": str(uuid.uuid4()),
-                "content": "".join(self.message),
-                "toolRequests": self.tool_requests,
-            }
-            self.event("assistant.message", data)
+        self.finish_call()
+        self.final_result("success")
+        self.close_turn()
+
+    def close_turn(self) -> None:
         self.event("assistant.turn_end", {"turnId": str(self.turn)})
         self.turn += 1
         self.in_turn = False
-        self.message, self.tool_requests = [], []
 
     def may_run(self, kind: str, name: str, command: str) -> bool:
         """Copilot asks before file writes and shell commands; read-only tools just run."""
@@ -196,12 +248,28 @@ class _Copilot:
         else:
             name, arguments = str(step.get("name", "view")), dict(step.get("input", {}))
         self.start_turn()
-        self.tool_requests.append({"toolCallId": call_id, "name": name, "arguments": arguments})
-        self.end_message_only()
-        self.event(
-            "tool.execution_start",
-            {"toolCallId": call_id, "toolName": name, "arguments": arguments},
+        # The call's arguments stream as `assistant.tool_call_delta` (one piece here: the
+        # split is the model's), then the call closes and the tool runs.
+        delta = {
+            "toolCallId": call_id,
+            "toolName": name,
+            "toolType": "function",
+            "inputDelta": json.dumps(arguments, ensure_ascii=False),
+        }
+        self.event("assistant.tool_call_delta", delta, ephemeral=True)
+        self.tool_requests.append(
+            {"toolCallId": call_id, "name": name, "arguments": arguments, "type": "function"}
         )
+        self.finish_call()
+        data: dict[str, Any] = {
+            "toolCallId": call_id,
+            "toolName": name,
+            "arguments": arguments,
+            "turnId": str(self.turn),
+            "model": self.model,
+        }
+        self.event("tool.execution_start", data)
+        self.final_result("success")
         success = not bool(step.get("is_error", False))
         if not self.may_run(kind, name, command):
             success, content = False, _DENIED
@@ -214,58 +282,117 @@ class _Copilot:
                 self.run.write_file(str(step.get("path", "file.txt")), arguments["file_text"])
                 self.files.append(arguments["path"])
                 self.lines_added += arguments["file_text"].count("\n")
+                data = {"infoType": "file_created", "message": arguments["path"]}
+                self.event("session.info", data, ephemeral=True)
         else:
             content = str(step.get("output", ""))
+            if kind == "shell" and content:
+                # recordings/real/copilot/shell.jsonl: the output streams before the result.
+                self.event("session.background_tasks_changed", {}, ephemeral=True)
+                data = {"toolCallId": call_id, "stream": "stdout", "text": content, "sequence": 0}
+                self.event("tool.shell_output", data, ephemeral=True)
+                data = {"toolCallId": call_id, "partialOutput": content}
+                self.event("tool.execution_partial_result", data, ephemeral=True)
+                self.event("session.background_tasks_changed", {}, ephemeral=True)
         result = {"content": content, "detailedContent": content}
-        self.event(
-            "tool.execution_complete",
-            {"toolCallId": call_id, "success": success, "result": result},
-        )
-        self.end_turn()
-
-    def end_message_only(self) -> None:
-        """``assistant.message`` (with its tool requests) is written before the tools run."""
-        data: dict[str, Any] = {
-            "messageId": str(uuid.uuid4()),
-            "content": "".join(self.message),
-            "toolRequests": self.tool_requests,
+        data = {
+            "toolCallId": call_id,
+            "model": self.model,
+            "interactionId": self.interaction,
+            "turnId": str(self.turn),
+            "success": success,
+            "result": result,
         }
-        self.event("assistant.message", data)
-        self.message, self.tool_requests = [], []
+        self.event("tool.execution_complete", data)
+        self.close_turn()
+
+    def api_error(self, step: Step) -> str:
+        """A failed model call: copilot 1.0.102 retries it 5 times (``model.call_failure``,
+        ``assistant.turn_retry`` and ``session.info`` per retry), closes the turn and prints
+        ``session.error`` (recordings/real/copilot/api_error.jsonl)."""
+        status = int(step.get("status", 500))
+        message = str(step.get("message", ""))
+        code = str(step.get("code", "api_error"))
+        self.start_turn()
+        turn = str(self.turn)
+        for attempt in range(_RETRIES + 1):
+            if attempt:
+                data: dict[str, Any] = {"turnId": turn, "model": self.model, "reason": code}
+                self.event("assistant.turn_retry", data, ephemeral=True)
+                data = {
+                    "infoType": "model_retry",
+                    "message": "Request failed due to a transient API error. Retrying...",
+                }
+                self.event("session.info", data, ephemeral=True)
+                data = {"turnId": turn, "model": self.model}
+                self.event("model.call_start", data, ephemeral=True)
+            data = {
+                "model": self.model,
+                "statusCode": status,
+                "retryAttempt": attempt,
+                "failureKind": "api",
+                "errorMessage": json.dumps({"message": message, "code": code}),
+                "errorCode": code,
+            }
+            self.event("model.call_failure", data, ephemeral=True)
+            data = {
+                "turnId": turn,
+                "dispatchDurationMs": 1,
+                "outcome": "error",
+                "interactionId": self.interaction,
+            }
+            self.event("model.call_finished", data, ephemeral=True)
+        self.final_result(f"http_{status // 100}xx")
+        self.close_turn()
+        error = (
+            f"Failed to get response from the AI model; retried {_RETRIES} times "
+            f"(total retry wait time: {_RETRIES:.2f} seconds) Last error: {status} {message}"
+        ).strip()
+        data = {
+            "errorType": "query",
+            "message": error,
+            "statusCode": status,
+            "originatingMessageId": self.user_message,
+        }
+        self.event("session.error", data)
+        return error
 
     def main(self) -> int:
         run = self.run
         started = time.monotonic()
-        self.event(
-            "session.start",
-            {
-                "sessionId": self.session_id,
-                "version": 1,
-                "producer": "copilot-agent",
-                "copilotVersion": COPILOT_VERSION,
-                "startTime": _now(),
-                "context": {"cwd": str(run.cwd)},
-            },
-        )
+        # recordings/real/copilot/*.jsonl: no `session.start`; the run opens with these.
+        skills: dict[str, Any] = {"skills": [], "invalidSkills": []}
+        self.event("session.skills_loaded", skills, ephemeral=True)
+        self.event("session.mcp_servers_loaded", {"servers": []}, ephemeral=True)
         self.event("session.tools_updated", {"model": self.model}, ephemeral=True)
-        self.event("user.message", {"content": self.prompt})
+        user = {
+            "content": self.prompt,
+            "messageId": self.user_message,
+            "interactionId": self.interaction,
+            "turnId": "0",
+        }
+        self.event("user.message", user)
         error: str | None = None
         data: dict[str, Any]
         for step in run.scenario.steps:
             kind = step.kind
             if kind == "thinking":
                 self.start_turn()
-                rid = str(uuid.uuid4())
+                self.reasoning_id = self.reasoning_id or str(uuid.uuid4())
                 for chunk in step.chunks:
-                    data = {"reasoningId": rid, "deltaContent": chunk}
+                    data = {"reasoningId": self.reasoning_id, "deltaContent": chunk}
                     self.event("assistant.reasoning_delta", data, ephemeral=True)
+                self.reasoning.append(step.text)
             elif kind == "text":
                 self.start_turn()
                 if not self.message:
                     self.answer = []
-                mid = str(uuid.uuid4())
+                if self.message_id is None:
+                    self.message_id = str(uuid.uuid4())
+                    data = {"messageId": self.message_id}
+                    self.event("assistant.message_start", data, ephemeral=True)
                 for chunk in step.chunks:
-                    data = {"messageId": mid, "deltaContent": chunk}
+                    data = {"messageId": self.message_id, "deltaContent": chunk}
                     self.event("assistant.message_delta", data, ephemeral=True)
                 self.message.append(step.text)
                 self.answer.append(step.text)
@@ -275,10 +402,7 @@ class _Copilot:
                 continue  # Copilot reports no token counts (github/copilot-cli#4107).
             elif kind == "api_error":
                 self.end_turn()
-                status = int(step.get("status", 500))
-                error = f"Execution failed: {status} {step.get('message', '')}".strip()
-                data = {"errorType": "query", "message": error, "statusCode": status}
-                self.event("session.error", data)
+                error = self.api_error(step)
                 break
             elif kind == "malformed":
                 text = step.text or "a frame cut short"
@@ -300,11 +424,12 @@ class _Copilot:
             elif not run.run_common_step(step):
                 raise ValueError(f"copilot fake cannot render step kind {kind!r}")
         self.end_turn()
+        self.event("assistant.idle", {}, ephemeral=True)
         elapsed = int((time.monotonic() - started) * 1000)
         exit_code = run.scenario.exit_code or (1 if error else 0)
         usage = {
             "premiumRequests": max(1, self.turn),
-            "totalApiDurationMs": elapsed,
+            "totalApiDurationMs": self.api_ms,
             "sessionDurationMs": elapsed,
             "codeChanges": {
                 "linesAdded": self.lines_added,
@@ -312,11 +437,12 @@ class _Copilot:
                 "filesModified": self.files,
             },
         }
+        # recordings/real/copilot/*.jsonl: `result` has no `success` field; the outcome is
+        # `exitCode` alone.
         result = {
             "type": "result",
             "timestamp": _now(),
             "sessionId": self.session_id,
-            "success": error is None,
             "exitCode": exit_code,
             "usage": usage,
         }
