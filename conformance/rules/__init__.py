@@ -61,16 +61,23 @@ class Rule:
             )
 
 
+_CATALOG: dict[str, Rule] | None = None
+
+
 def all_rules() -> dict[str, Rule]:
-    """Every rule from every area module; raises on a duplicate id."""
-    found: dict[str, Rule] = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for rule in getattr(module, "RULES", ()):
-            if rule.id in found:
-                raise ValueError(f"duplicate rule id {rule.id} in {info.name}")
-            found[rule.id] = rule
-    return found
+    """Every rule from every area module (a fresh dict; the catalog is read once per
+    process); raises on a duplicate id."""
+    global _CATALOG  # noqa: PLW0603 -- a process-wide cache of an immutable catalog
+    if _CATALOG is None:
+        found: dict[str, Rule] = {}
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            for rule in getattr(module, "RULES", ()):
+                if rule.id in found:
+                    raise ValueError(f"duplicate rule id {rule.id} in {info.name}")
+                found[rule.id] = rule
+        _CATALOG = found
+    return dict(_CATALOG)
 
 
 def get_rule(rule_id: str) -> Rule:

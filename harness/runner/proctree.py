@@ -26,6 +26,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from typing import Any
 
 import psutil
@@ -41,6 +43,58 @@ def spawn_kwargs() -> dict[str, Any]:
     if sys.platform == "win32":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     return {"start_new_session": True}
+
+
+#: How long one scan of the process table serves every tree's snapshot in this process.
+#: Concurrent runs (``harness conform`` runs 16) each snapshot every 500 ms; each scan reads
+#: every process's stat file, so sharing it keeps the cost per interval, not per run.
+PPID_MAP_TTL_S = 0.2
+
+
+class _PpidTable:
+    """pid -> parent pid for every process, shared by the trees of this process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken = float("-inf")
+        #: Wall-clock time of the scan (processes started later are not in it).
+        self.scanned_at = 0.0
+        self._table: dict[int, int] = {}
+
+    def get(self) -> tuple[dict[int, int], float]:
+        """The table, at most :data:`PPID_MAP_TTL_S` old, and when it was scanned."""
+        with self._lock:
+            now = time.monotonic()
+            if now - self._taken > PPID_MAP_TTL_S:
+                wall = time.time()
+                fresh: dict[int, int] = {}
+                for proc in psutil.process_iter(["ppid"]):
+                    ppid = proc.info.get("ppid")
+                    if isinstance(ppid, int):
+                        fresh[proc.pid] = ppid
+                self._table, self._taken, self.scanned_at = fresh, now, wall
+            return self._table, self.scanned_at
+
+
+_PPID_TABLE = _PpidTable()
+
+
+def _descendants(root: int, table: dict[int, int]) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for pid, ppid in table.items():
+        if pid != ppid:
+            children.setdefault(ppid, []).append(pid)
+    out: list[int] = []
+    stack = list(children.get(root, ()))
+    seen = {root}
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        out.append(pid)
+        stack.extend(children.get(pid, ()))
+    return out
 
 
 def _alive(proc: psutil.Process) -> bool:
@@ -69,12 +123,21 @@ class OwnedTree:
         root = self._root
         if root is None or self.root_exited:
             return
-        try:
-            children = root.children(recursive=True)
-        except psutil.Error:
-            return
-        for child in children:
-            self._known.setdefault(child.pid, child)
+        # A shared, briefly cached process table (PPID_MAP_TTL_S): a process younger than
+        # the cache is seen by the next snapshot, as one younger than the interval is.
+        table, scanned_at = _PPID_TABLE.get()
+        for pid in _descendants(root.pid, table):
+            if pid in self._known:
+                continue
+            try:
+                child = psutil.Process(pid)
+                # RUN-OWNED-001: a pid that exited and was reused after the scan belongs to
+                # someone else; the scan cannot have seen a process that started after it.
+                if child.create_time() > scanned_at + 0.05:
+                    continue
+            except psutil.Error:
+                continue
+            self._known[pid] = child
 
     def mark_root_exited(self) -> None:
         """The leader was reaped: its pid may be reused, so it is never signalled again."""
