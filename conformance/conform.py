@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.baseline import EntryList
 from conformance.checks import Finding, not_tested, skipped, to_outcomes
+from conformance.fakes import clean_fake_env, emulator_for
 from conformance.rules import Rule
 from conformance.verdicts import DEFAULT_MAX_RERUNS, Outcome, Status, Verdict, judge, should_rerun
 from harness.defs.types import AgentDef
@@ -156,14 +157,9 @@ class DefTarget:
         return shlex.join(words)
 
 
-def resolve_emulator(
-    defn: AgentDef, builtins: Sequence[AgentDef], emulators: Iterable[str]
-) -> tuple[str | None, str]:
-    """The built-in id whose fake plays ``defn``'s CLI, or ``(None, why)``: the same choice
-    as the pytest plugin's (PLUGIN-FAKE-001; :func:`conformance.fakes.emulator_for`)."""
-    from conformance.fakes import emulator_for
-
-    return emulator_for(defn, builtins, emulators)
+#: The built-in id whose fake plays a def's CLI, or ``(None, why)``: the pytest plugin's
+#: choice too (PLUGIN-FAKE-001).
+resolve_emulator = emulator_for
 
 
 def builtin_targets(
@@ -480,7 +476,14 @@ class _Tap:
     def __init__(self) -> None:
         self.wire: dict[str, bytearray] = {"stdin": bytearray(), "stdout": bytearray()}
 
-    def spawned(self, defn: AgentDef, argv: Sequence[str], env: Mapping[str, str]) -> None:
+    def spawned(
+        self,
+        defn: AgentDef,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        secrets: Sequence[str] = (),
+    ) -> None:
         return None
 
     def data(self, direction: str, data: bytes, t_ms: float) -> None:
@@ -494,13 +497,6 @@ class _Tap:
     def lines(self, direction: str) -> tuple[str, ...]:
         text = bytes(self.wire[direction]).decode("utf-8", "replace")
         return tuple(text.splitlines(keepends=True))
-
-
-def _fake_env(base: Mapping[str, str], defn: AgentDef, bin_dir: Path, home: Path) -> dict[str, str]:
-    """The fake's environment (:func:`conformance.fakes.clean_fake_env`)."""
-    from conformance.fakes import clean_fake_env
-
-    return clean_fake_env(base, defn, bin_dir, home)
 
 
 def _install_shims(target: DefTarget, bin_dir: Path) -> Path:
@@ -558,7 +554,7 @@ class _Runner:
         cwd, home = run_dir / "cwd", run_dir / "home"
         cwd.mkdir(parents=True)
         home.mkdir()
-        env = _fake_env(self.base_env, target.defn, shim.parent, home)
+        env = clean_fake_env(self.base_env, target.defn, shim.parent, home)
         env["FAKE_CLI_SCENARIO"] = scenario
         specify = target.defn.resume_style is ResumeStyle.SPECIFY
         return RunRequest(

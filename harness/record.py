@@ -484,12 +484,14 @@ class RunRecorder:
         #: The first error opening or writing the file; nothing more is written after it.
         self.error: OSError | None = None
 
-    def add_secrets(self, values: Iterable[str]) -> None:
-        """Literal secrets learnt after construction (the runner's MCP plan, MCP-SECRET-002);
-        the runner calls this before :meth:`spawned`."""
-        self._secrets = (*self._secrets, *values)
-
-    def spawned(self, defn: AgentDef, argv: Sequence[str], env: Mapping[str, str]) -> None:
+    def spawned(
+        self,
+        defn: AgentDef,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        secrets: Sequence[str] = (),
+    ) -> None:
         if self.started:
             self._restart()
         self.started = True
@@ -512,7 +514,7 @@ class RunRecorder:
             cwd=self._cwd,
             home=home,
             tmp=self._tmp,
-            secrets=(*self._secrets, *env_secrets),
+            secrets=(*self._secrets, *secrets, *env_secrets),
         )
         if self.path is not None and self._out is None:
             try:

@@ -380,6 +380,21 @@ def _js(value: Any) -> str:
     return json.dumps(value, indent=1, sort_keys=True, default=str)
 
 
+def _mcp_turn(subject: DefSubject, what: str) -> tuple[AdapterObservations, Observed] | Finding:
+    """The def's observations and its succeeded MCP turn, or the finding that ends the check
+    (no fake: skipped; the turn missing or failed: failed with evidence)."""
+    early = _no_fake(subject)
+    if early is not None:
+        return early
+    obs = observe_adapter_layer(subject.defn)
+    turn = obs.mcp_turn
+    bad = _ran(subject, turn, what)
+    if bad is not None:
+        return bad
+    assert turn is not None  # _ran fails a missing run
+    return obs, turn
+
+
 def _strategy(defn: AgentDef) -> McpInjection:
     return McpInjection(defn.external_mcp_injection)
 
@@ -392,30 +407,27 @@ def check_mcp_json_run(subject: DefSubject) -> Finding:
     """seed 002 §8.1: .mcp.json only in a managed project dir, removed/restored after."""
     if _strategy(subject.defn) is not McpInjection.CLAUDE_MCP_JSON:
         return skipped(f"external_mcp_injection is {_strategy(subject.defn).value}")
-    early = _no_fake(subject)
-    if early is not None:
-        return early
-    obs = observe_adapter_layer(subject.defn)
-    bad = _ran(subject, obs.mcp_turn, "the managed-dir MCP turn")
-    if bad is not None or obs.mcp_turn is None:
-        return bad or passed()
+    found = _mcp_turn(subject, "the managed-dir MCP turn")
+    if isinstance(found, Finding):
+        return found
+    obs, turn = found
     expected = build_claude_mcp_json(ENABLED)
-    seen = obs.mcp_turn.record.get("mcp_json")
+    seen = turn.record.get("mcp_json")
     if seen != expected:
         return _evidence(
             subject,
             "the CLI did not find the built .mcp.json in its managed project dir",
             expected=_js(expected),
             actual=_js(seen),
-            seen=obs.mcp_turn,
+            seen=turn,
         )
-    if obs.mcp_turn.mcp_json_after != _OLD_MCP_JSON:
+    if turn.mcp_json_after != _OLD_MCP_JSON:
         return _evidence(
             subject,
             "after the run the project's own .mcp.json was not put back",
             expected=_OLD_MCP_JSON,
-            actual=str(obs.mcp_turn.mcp_json_after),
-            seen=obs.mcp_turn,
+            actual=str(turn.mcp_json_after),
+            seen=turn,
         )
     bad = _ran(subject, obs.unmanaged, "the unmanaged-dir MCP turn")
     if bad is not None or obs.unmanaged is None:
@@ -438,22 +450,19 @@ def check_env_content_run(subject: DefSubject) -> Finding:
     variable = ENV_CONTENT_VARS.get(strategy)
     if variable is None:
         return skipped(f"external_mcp_injection is {strategy.value}")
-    early = _no_fake(subject)
-    if early is not None:
-        return early
-    obs = observe_adapter_layer(subject.defn)
-    bad = _ran(subject, obs.mcp_turn, "the MCP turn")
-    if bad is not None or obs.mcp_turn is None:
-        return bad or passed()
+    found = _mcp_turn(subject, "the MCP turn")
+    if isinstance(found, Finding):
+        return found
+    obs, turn = found
     expected = build_opencode_config_content(ENABLED)
-    seen = obs.mcp_turn.record.get("env", {}).get(variable)
+    seen = turn.record.get("env", {}).get(variable)
     if seen != expected:
         return _evidence(
             subject,
             f"the CLI's {variable} is not the built config",
             expected=str(expected),
             actual=str(seen),
-            seen=obs.mcp_turn,
+            seen=turn,
         )
     bad = _ran(subject, obs.empty, "the run with no enabled server")
     if bad is not None or obs.empty is None:
@@ -483,15 +492,12 @@ def check_acp_merge_run(subject: DefSubject) -> Finding:
     defn = subject.defn
     if _strategy(defn) is not McpInjection.ACP_MERGE:
         return skipped(f"external_mcp_injection is {_strategy(defn).value}")
-    early = _no_fake(subject)
-    if early is not None:
-        return early
-    obs = observe_adapter_layer(defn)
-    bad = _ran(subject, obs.mcp_turn, "the MCP turn")
-    if bad is not None or obs.mcp_turn is None:
-        return bad or passed()
+    found = _mcp_turn(subject, "the MCP turn")
+    if isinstance(found, Finding):
+        return found
+    obs, turn = found
     expected = _acp_expected(defn, ENABLED)
-    runs = [("session/new", obs.mcp_turn)]
+    runs = [("session/new", turn)]
     if obs.second is not None:
         runs.append(("session/load", obs.second))
     for method, seen in runs:
@@ -515,14 +521,11 @@ def check_none_run(subject: DefSubject) -> Finding:
     """seed 002 §8.1 "未设 = 显式提示": none is a reported value, and nothing is forwarded."""
     if _strategy(subject.defn) is not McpInjection.NONE:
         return skipped(f"external_mcp_injection is {_strategy(subject.defn).value}")
-    early = _no_fake(subject)
-    if early is not None:
-        return early
-    obs = observe_adapter_layer(subject.defn)
-    bad = _ran(subject, obs.mcp_turn, "the MCP turn")
-    if bad is not None or obs.mcp_turn is None:
-        return bad or passed()
-    summary = obs.mcp_turn.result.mcp_injection or {}
+    found = _mcp_turn(subject, "the MCP turn")
+    if isinstance(found, Finding):
+        return found
+    _, turn = found
+    summary = turn.result.mcp_injection or {}
     skipped_ids = sorted(s.get("id") for s in summary.get("skipped", []))
     want = sorted(s.id for s in ENABLED)
     if summary.get("strategy") != "none" or skipped_ids != want:
@@ -531,17 +534,17 @@ def check_none_run(subject: DefSubject) -> Finding:
             "the run did not report the none plan with every enabled server not delivered",
             expected=f"strategy none, not delivered: {want}",
             actual=_js(summary),
-            seen=obs.mcp_turn,
+            seen=turn,
         )
-    env = obs.mcp_turn.record.get("env", {})
+    env = turn.record.get("env", {})
     leaked = [v for v in ENV_CONTENT_VARS.values() if v in env]
-    if leaked or obs.mcp_turn.record.get("mcp_json") not in (None, json.loads(_OLD_MCP_JSON)):
+    if leaked or turn.record.get("mcp_json") not in (None, json.loads(_OLD_MCP_JSON)):
         return _evidence(
             subject,
             "a def without a strategy was handed MCP servers",
             expected="no MCP env variable, only the project's own .mcp.json",
-            actual=_js({"env": leaked, "mcp_json": obs.mcp_turn.record.get("mcp_json")}),
-            seen=obs.mcp_turn,
+            actual=_js({"env": leaked, "mcp_json": turn.record.get("mcp_json")}),
+            seen=turn,
         )
     return passed("none reported; nothing forwarded")
 
@@ -608,14 +611,10 @@ def check_bundle_run(subject: DefSubject) -> Finding:
 @check("SKILL-RUN-001", level="def")
 def check_skill_run(subject: DefSubject) -> Finding:
     """seed 000 §4: staged real copies, both roots named in the prompt the CLI received."""
-    early = _no_fake(subject)
-    if early is not None:
-        return early
-    obs = observe_adapter_layer(subject.defn)
-    seen = obs.mcp_turn
-    bad = _ran(subject, seen, "the skill turn")
-    if bad is not None or seen is None:
-        return bad or passed()
+    found = _mcp_turn(subject, "the skill turn")
+    if isinstance(found, Finding):
+        return found
+    obs, seen = found
     staged = list(seen.result.skills_staged)
     named = seen.record.get("skills", [])
     paths = [entry.get("path") for entry in named]

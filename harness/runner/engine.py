@@ -121,13 +121,21 @@ class WireTap(Protocol):
     """Sees a run on the wire (a recorder: :class:`harness.record.RunRecorder`).
 
     ``spawned`` once the process exists (the def as resolved through its transport, the
-    spawned argv unredacted and the child env: the tap scrubs what it keeps); ``data``
+    spawned argv unredacted, the child env, and the literal secrets the run knows — the
+    request's and the MCP plan's, MCP-SECRET-002 — so the tap scrubs what it keeps); ``data``
     for every chunk written to stdin or read from stdout/stderr, ``t_ms`` after the
     spawn; ``exited`` once the tree is reaped. Never called for a run refused before
     the spawn.
     """
 
-    def spawned(self, defn: AgentDef, argv: Sequence[str], env: Mapping[str, str]) -> None: ...
+    def spawned(
+        self,
+        defn: AgentDef,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        secrets: Sequence[str] = (),
+    ) -> None: ...
 
     def data(self, direction: str, data: bytes, t_ms: float) -> None: ...
 
@@ -337,9 +345,6 @@ class _Run:
                 self.req = prepared.request
             adapter = prepared.adapter
             self._use_secrets(self.req.prompt, adapter.secrets if adapter else ())
-            add_secrets = getattr(self.tap, "add_secrets", None)
-            if callable(add_secrets) and self.secrets:
-                add_secrets(self.secrets)  # a recorder that takes secrets late (MCP-SECRET-002)
             self.defn = prepared.defn
             self.argv = (prepared.launch_path, *prepared.args)
             self.parser = prepared.parser
@@ -395,7 +400,7 @@ class _Run:
         self.t_spawn = self.last_activity = _now()
         self.next_snapshot = self.t_spawn + _SNAPSHOT_MS
         if self.tap is not None:
-            self.tap.spawned(self.defn, self.argv, prepared.child_env)
+            self.tap.spawned(self.defn, self.argv, prepared.child_env, secrets=self.secrets)
         watcher: asyncio.Future[Any] | None = None
         if self.cancel_event is not None:
             watcher = asyncio.ensure_future(self.cancel_event.wait())
