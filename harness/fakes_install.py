@@ -24,6 +24,8 @@ are reported as skipped, as are defs without an emulator.
 
 from __future__ import annotations
 
+import compileall
+import functools
 import importlib
 import os
 import sys
@@ -91,13 +93,34 @@ def shim_name(bin_name: str, platform: str) -> str:
 
 
 def shim_text(agent_id: str, python: str, platform: str) -> str:
-    """The shim's content for ``platform`` (``win32``: a ``.cmd``; else ``#!/bin/sh``)."""
+    """The shim's content for ``platform`` (``win32``: a ``.cmd``; else ``#!/bin/sh``).
+
+    Every writer of a shim comes through here, so this is where the fakes' bytecode is
+    made sure of (:func:`precompile_fakes`, once per process).
+    """
+    precompile_fakes()
     shim = os.path.join(os.path.dirname(os.path.abspath(fake_clis.__file__)), "_shim.py")
     if platform == "win32":
         # cmd.exe expands %VAR% even inside quotes: double every percent sign.
         exe, script = python.replace("%", "%%"), shim.replace("%", "%%")
         return f'@"{exe}" -S "{script}" {agent_id} %*\r\n'
     return f'#!/bin/sh\nexec "{_sh_quote(python)}" -S "{_sh_quote(shim)}" {agent_id} "$@"\n'
+
+
+@functools.lru_cache(maxsize=1)
+def precompile_fakes() -> bool:
+    """Write the fakes' bytecode next to their sources, once per process.
+
+    A fake starts hundreds of times in ``harness conform``; without a ``__pycache__``
+    (a fresh clone, and ``PYTHONDONTWRITEBYTECODE`` set, as CI images often do) every
+    start compiles the package again, which doubles its start-up CPU. ``compileall``
+    writes regardless of that variable and skips files whose bytecode is current. An
+    unwritable install dir is fine: the fakes then compile in memory as before.
+    """
+    try:
+        return bool(compileall.compile_dir(os.path.dirname(fake_clis.__file__), quiet=2))
+    except OSError:
+        return False
 
 
 def install_fakes(
