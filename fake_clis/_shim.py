@@ -1,8 +1,10 @@
-"""Start a fake CLI quickly: ``python -S <dir>/fake_clis/_shim.py AGENT [args...]``.
+"""Start a fake CLI quickly: ``python -S <dir>/fake_clis/_shim.py MODULE AGENT [args...]``.
 
 The shims ``harness fakes install`` writes run this file instead of ``python -m
 fake_clis``. ``-S`` skips ``site`` (the editable-install finder and every ``.pth``
-file), about half of a bare interpreter's start-up; the fakes need nothing but the
+file), about half of a bare interpreter's start-up; MODULE (the emulator module
+that holds AGENT's spec, e.g. ``fake_clis.claude_stream``) means only that emulator
+is imported, not all nine; the fakes need nothing but the
 standard library and this package, so the package's parent directory is put on
 ``sys.path`` by hand. ``harness conform`` starts a fake hundreds of times, so this
 matters. The one optional third-party import (jsonschema, for a scenario given by
@@ -20,7 +22,21 @@ if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
     del sys.path[0]
 sys.path.insert(0, os.path.dirname(_HERE))
 
-from fake_clis.__main__ import main  # noqa: E402
+
+def _run(args: list[str]) -> int:
+    from fake_clis.base import main_for
+    from fake_clis.catalog import spec_for
+
+    if len(args) < 2:
+        sys.stderr.write("usage: _shim.py MODULE AGENT [args...]\n")
+        return 2
+    try:
+        spec = spec_for(args[1], module=args[0])
+    except KeyError as exc:
+        sys.stderr.write(f"{exc.args[0]}\n")
+        return 2
+    return main_for(spec, args[2:])
+
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run(sys.argv[1:]))

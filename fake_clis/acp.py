@@ -109,12 +109,12 @@ import queue
 import re
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fake_clis import ids
 from fake_clis.argv import Grammar, Parsed
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.scenario import Step
@@ -565,8 +565,8 @@ class _AcpServer:
 
     def _new_session_id(self) -> str:
         if self.agent.session_prefix:
-            return self.agent.session_prefix + uuid.uuid4().hex[:26]
-        return str(uuid.uuid4())
+            return self.agent.session_prefix + ids.uuid4_hex()[:26]
+        return ids.uuid4()
 
     def _record_session_params(self, method: str, params: dict[str, Any]) -> None:
         self.run.record.setdefault("session_new", []).append({"method": method, **params})
@@ -764,7 +764,7 @@ class _TurnRenderer:
         #: A tool ran since the last text: the next text is another model message.
         self.text_ended = False
         #: kimi prefixes its tool call ids with the id of the step (one per prompt here).
-        self.step_id = str(uuid.uuid4())
+        self.step_id = ids.uuid4()
 
     def check(self) -> None:
         if self.server.channel.cancelled(self.prompt_id):
@@ -826,7 +826,7 @@ class _TurnRenderer:
                 "jsonrpc": "2.0",
                 "method": "session/update",
                 "params": {
-                    "sessionId": f"foreign-{uuid.uuid4()}",
+                    "sessionId": f"foreign-{ids.uuid4()}",
                     "update": _chunk("agent_message_chunk", "text of another session"),
                 },
             }
@@ -893,7 +893,7 @@ class _TurnRenderer:
 
     def tool(self, step: Step) -> None:
         tool = str(step.get("tool", "other"))
-        call_id = str(step.get("id") or f"call_{uuid.uuid4().hex[:24]}")
+        call_id = str(step.get("id") or f"call_{ids.uuid4_hex()[:24]}")
         cwd = Path(self.session.cwd)
         output = step.get("output")
         is_error = bool(step.get("is_error", False))
@@ -1073,7 +1073,7 @@ class _TurnRenderer:
         fake's choice, so the denial is visible)."""
         rel = str(step.get("path", "file.txt"))
         content = str(step.get("content", ""))
-        call_id = f"tc-{uuid.uuid4().hex[:12]}"
+        call_id = f"tc-{ids.uuid4_hex()[:12]}"
         note = f"Preparing write to {rel}. Approval prompt shows the diff."
         call: dict[str, Any] = {
             "toolCallId": call_id,

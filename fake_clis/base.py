@@ -25,15 +25,14 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
+from fake_clis import ids
 from fake_clis.argv import Grammar, Parsed, UsageError, parse_argv
 from fake_clis.scenario import Scenario, ScenarioError, Step, load_scenario
 
@@ -186,6 +185,8 @@ class FakeRun:
             "while True: time.sleep(1)\n"
         )
         grandchild = code
+        import subprocess  # only the orphan scenarios spawn; a fake starts hundreds of times
+
         child = subprocess.Popen(
             [sys.executable, "-c", code, grandchild],
             stdin=subprocess.DEVNULL,
@@ -221,7 +222,7 @@ class FakeRun:
         return self.home / ".fake-cli" / self.spec.agent_id / "sessions"
 
     def new_session_id(self) -> str:
-        return str(uuid.uuid4())
+        return ids.uuid4()
 
     def load_session(self, session_id: str) -> dict[str, Any] | None:
         path = self.session_dir / f"{_safe_name(session_id)}.json"

@@ -11,7 +11,7 @@ import importlib
 
 from fake_clis.base import CliSpec
 
-__all__ = ["EMULATOR_MODULES", "all_specs", "spec_for"]
+__all__ = ["EMULATOR_MODULES", "all_specs", "emulator_module_of", "spec_for"]
 
 #: One module per wire format.
 EMULATOR_MODULES = (
@@ -44,7 +44,31 @@ def all_specs() -> dict[str, CliSpec]:
     return specs
 
 
-def spec_for(agent_id: str) -> CliSpec:
+def emulator_module_of(agent_id: str) -> str | None:
+    """The emulator module whose ``SPECS`` claims ``agent_id`` (``None``: no fake)."""
+    for name in EMULATOR_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        if agent_id in getattr(module, "SPECS", {}):
+            return name
+    return None
+
+
+def spec_for(agent_id: str, module: str | None = None) -> CliSpec:
+    """The spec for ``agent_id``; ``module`` names the emulator module that holds it.
+
+    With ``module`` only that one module is imported: a fake started through its
+    shim (which carries the hint) then skips the other eight emulators' imports,
+    most of its start-up CPU. A stale hint falls back to the full search.
+    """
+    if module in EMULATOR_MODULES:
+        found = getattr(importlib.import_module(module), "SPECS", {}).get(agent_id)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
     specs = all_specs()
     try:
         return specs[agent_id]

@@ -53,12 +53,12 @@ from __future__ import annotations
 import json
 import re
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fake_clis import ids
 from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.scenario import Step
@@ -133,7 +133,7 @@ def _read_text(path: Path) -> str:
 
 
 def _hex_id(prefix: str) -> str:
-    return prefix + uuid.uuid4().hex[:24]
+    return prefix + ids.uuid4_hex()[:24]
 
 
 def _commander_choice_error(flag: str, meta: str, value: str, choices: Sequence[str]) -> str:
@@ -547,7 +547,7 @@ class _ClaudeSession:
                 "agents": ["general-purpose"],
                 "skills": [],
                 "plugins": [],
-                "uuid": str(uuid.uuid4()),
+                "uuid": ids.uuid4(),
             }
         )
 
@@ -579,7 +579,7 @@ class _ClaudeSession:
         frame: dict[str, Any] = {"type": kind, **body}
         frame["parent_tool_use_id"] = None
         frame["session_id"] = self.session_id
-        frame["uuid"] = str(uuid.uuid4())
+        frame["uuid"] = ids.uuid4()
         return frame
 
     def stream_event(self, event: dict[str, Any]) -> None:
@@ -676,7 +676,7 @@ class _ClaudeSession:
             },
             "permission_denials": turn.denials,
             "type": "result",
-            "uuid": str(uuid.uuid4()),
+            "uuid": ids.uuid4(),
         }
         if turn.api_error is not None:
             frame["terminal_reason"] = "api_error"
@@ -854,7 +854,7 @@ def _claude_api_error(session: _ClaudeSession, turn: _TurnState, step: Step) -> 
     text = _api_error_text(step, session.run.env)
     status = int(step.get("status", 500))
     message = {
-        "id": str(uuid.uuid4()),
+        "id": ids.uuid4(),
         "container": None,
         "model": "<synthetic>",
         "role": "assistant",
@@ -889,7 +889,7 @@ def _claude_foreign(session: _ClaudeSession) -> None:
         },
     )
     frame["parent_tool_use_id"] = _hex_id("toolu_01")
-    frame["session_id"] = str(uuid.uuid4())
+    frame["session_id"] = ids.uuid4()
     frame["error"] = "server_error"
     session.out(frame)
 
@@ -1047,7 +1047,7 @@ class _AmpRun:
     def __init__(self, run: FakeRun, prompt: str) -> None:
         self.run = run
         self.prompt = prompt
-        self.thread = "T-" + str(uuid.uuid4())
+        self.thread = "T-" + ids.uuid4()
         self.content: list[dict[str, Any]] = []
         self.turns = 0
         self.usage = {"input_tokens": 0, "output_tokens": 0}
@@ -1156,7 +1156,7 @@ class _AmpRun:
                         "type": "assistant",
                         "message": message,
                         "parent_tool_use_id": _hex_id("toolu_"),
-                        "session_id": "T-" + str(uuid.uuid4()),
+                        "session_id": "T-" + ids.uuid4(),
                     },
                 )
             elif kind == "oversize":

@@ -40,9 +40,9 @@ from __future__ import annotations
 import datetime
 import json
 import time
-import uuid
 from typing import Any
 
+from fake_clis import ids
 from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.claude_stream import padded_line
@@ -137,8 +137,8 @@ class _Copilot:
         self.model = run.parsed.value("--model") or _DEFAULT_MODEL
         self.parent: str | None = None
         self.turn_parent: str | None = None
-        self.interaction = str(uuid.uuid4())
-        self.user_message = str(uuid.uuid4())
+        self.interaction = ids.uuid4()
+        self.user_message = ids.uuid4()
         self.turn = 0
         self.in_turn = False
         self.message_id: str | None = None
@@ -156,7 +156,7 @@ class _Copilot:
         self.denied = {t.strip() for v in p.values("--deny-tool") for t in v.split(",")}
 
     def event(self, kind: str, data: dict[str, Any], *, ephemeral: bool = False) -> None:
-        event_id = str(uuid.uuid4())
+        event_id = ids.uuid4()
         frame: dict[str, Any] = {"type": kind, "data": data}
         if ephemeral:
             frame["ephemeral"] = True
@@ -191,7 +191,7 @@ class _Copilot:
         self.api_ms += 1
         self.event("model.call_finished", data, ephemeral=True)
         message: dict[str, Any] = {
-            "messageId": self.message_id or str(uuid.uuid4()),
+            "messageId": self.message_id or ids.uuid4(),
             "originatingMessageId": self.user_message,
             "model": self.model,
             "content": "".join(self.message),
@@ -233,7 +233,7 @@ class _Copilot:
 
     def tool(self, step: Step) -> None:
         kind = str(step.get("tool", "other"))
-        call_id = str(step.get("id") or f"toolu_{uuid.uuid4().hex[:24]}")
+        call_id = str(step.get("id") or f"toolu_{ids.uuid4_hex()[:24]}")
         command = ""
         if kind == "write":
             target = str((self.run.cwd / str(step.get("path", "file.txt"))).resolve())
@@ -378,7 +378,7 @@ class _Copilot:
             kind = step.kind
             if kind == "thinking":
                 self.start_turn()
-                self.reasoning_id = self.reasoning_id or str(uuid.uuid4())
+                self.reasoning_id = self.reasoning_id or ids.uuid4()
                 for chunk in step.chunks:
                     data = {"reasoningId": self.reasoning_id, "deltaContent": chunk}
                     self.event("assistant.reasoning_delta", data, ephemeral=True)
@@ -388,7 +388,7 @@ class _Copilot:
                 if not self.message:
                     self.answer = []
                 if self.message_id is None:
-                    self.message_id = str(uuid.uuid4())
+                    self.message_id = ids.uuid4()
                     data = {"messageId": self.message_id}
                     self.event("assistant.message_start", data, ephemeral=True)
                 for chunk in step.chunks:
@@ -412,11 +412,11 @@ class _Copilot:
                 run.out(line[: len(line) // 2])
             elif kind == "foreign":
                 # A frame of another session: the parser cannot claim it (-> raw).
-                data = {"sessionId": str(uuid.uuid4()), "version": 1, "producer": "copilot-agent"}
+                data = {"sessionId": ids.uuid4(), "version": 1, "producer": "copilot-agent"}
                 self.event("session.start", data)
             elif kind == "oversize":
                 frame = {"type": "session.info", "data": {"infoType": "notice"}}
-                frame["id"] = str(uuid.uuid4())
+                frame["id"] = ids.uuid4()
                 run.out(padded_line(frame, "message", int(step.get("bytes", 1))))
             elif kind == "crash" and step.get("mid_line"):
                 run.out_raw(b'{"type":"assistant.message_delta","data":{"deltaCont')

@@ -55,11 +55,11 @@ import re
 import tarfile
 import threading
 import time
-import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from fake_clis import ids
 from fake_clis.argv import Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.scenario import Step
@@ -580,7 +580,7 @@ class _StdioRun:
             self.session_id = str(resume)
             self.turns = [t for t in turns if isinstance(t, dict)]
         else:
-            self.session_id = str(uuid.uuid4())
+            self.session_id = ids.uuid4()
         run.record["resumed"] = resume is not None
         run.record["prior_turns"] = len(self.turns)
         run.record["session_id"] = self.session_id

@@ -58,20 +58,17 @@ cursor's permission prompts without ``--force``; gemini's trust downgrade of ``-
 from __future__ import annotations
 
 import abc
-import http
 import importlib
 import json
-import secrets
 import shlex
-import string
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from fake_clis import ids
 from fake_clis.argv import VARIADIC, Grammar, Parsed
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.scenario import Step
@@ -120,7 +117,6 @@ _MIMO_MODELS: tuple[tuple[str, str], ...] = (
     ("xiaomi/mimo-v2.5", "MiMo V2.5"),
 )
 
-_ALNUM = string.ascii_letters + string.digits
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -164,7 +160,7 @@ def _iso_now() -> str:
 
 
 def _random_alnum(length: int) -> str:
-    return "".join(secrets.choice(_ALNUM) for _ in range(length))
+    return ids.alnum(length)
 
 
 def _old_build(run: FakeRun) -> bool:
@@ -766,6 +762,8 @@ class _CodexExec(_Emulator):
     def api_error(self, step: Step) -> int:
         status = int(step.get("status", 500))
         try:
+            import http  # only an error scenario needs it; a fake starts hundreds of times
+
             phrase = http.HTTPStatus(status).phrase
         except ValueError:
             phrase = "Unknown"
@@ -785,8 +783,8 @@ class _CodexExec(_Emulator):
                 "id": self._item_id(),
                 "type": "collab_tool_call",
                 "tool": "spawn_agent",
-                "sender_thread_id": str(uuid.uuid4()),
-                "receiver_thread_ids": [str(uuid.uuid4())],
+                "sender_thread_id": ids.uuid4(),
+                "receiver_thread_ids": [ids.uuid4()],
                 "agents_states": {},
                 "status": "in_progress",
             },
@@ -945,7 +943,7 @@ def _codex_exec(run: FakeRun, parsed: Parsed) -> int:
     prompt = _read_prompt(run, positionals)
     if not prompt.strip():
         raise _Fail("No prompt provided via stdin.", 1)
-    session = _Session(run, thread_id or str(uuid.uuid4()), prior)
+    session = _Session(run, thread_id or ids.uuid4(), prior)
     session.begin(prompt)
     emulator = _CodexExec(
         run,
@@ -1088,9 +1086,9 @@ class _Cursor(_Emulator):
         self.partial = partial
         #: The assistant message being streamed (replayed whole when it ends).
         self.segment = ""
-        self.request_id = str(uuid.uuid4())
+        self.request_id = ids.uuid4()
         #: The current model call; a tool round ends it and the next text starts another.
-        self.model_call_id = str(uuid.uuid4())
+        self.model_call_id = ids.uuid4()
         self.tools_ran = False
 
     def emit(self, frame: dict[str, Any]) -> None:
@@ -1128,7 +1126,7 @@ class _Cursor(_Emulator):
 
     def _next_model_call(self) -> None:
         if self.tools_ran:
-            self.model_call_id = str(uuid.uuid4())
+            self.model_call_id = ids.uuid4()
             self.tools_ran = False
 
     def text(self, step: Step) -> None:
@@ -1239,7 +1237,7 @@ class _Cursor(_Emulator):
 
     def foreign(self) -> None:
         # The user echo of another chat: a frame whose session_id is not this run's.
-        other = str(uuid.uuid4())
+        other = ids.uuid4()
         self.emit(
             {
                 "type": "user",
@@ -1308,7 +1306,7 @@ def _cursor_main(run: FakeRun) -> int:
         return 0
     if command == ("create-chat",):
         # A new empty chat whose id a later `--resume <id>` continues.
-        chat_id = str(uuid.uuid4())
+        chat_id = ids.uuid4()
         run.save_session(chat_id, [])
         run.out(chat_id)
         return 0
@@ -1359,7 +1357,7 @@ def _cursor_print(run: FakeRun, parsed: Parsed) -> int:
     prompt = _read_prompt(run, parsed.positionals)
     if not prompt.strip():
         raise _Fail("Error: No prompt provided. Pass a prompt argument or pipe it on stdin.", 1)
-    session = _Session(run, resume or str(uuid.uuid4()), prior)
+    session = _Session(run, resume or ids.uuid4(), prior)
     session.begin(prompt)
     model = parsed.value("--model") or "Auto"
     run.record["model"] = parsed.value("--model")
@@ -1575,7 +1573,7 @@ class _OpenCode(_Emulator):
         self.message_id = _opencode_id("msg")
         self.in_step = True
         self.emit(
-            self._line("step_start", self._part("step-start", snapshot=secrets.token_hex(20)))
+            self._line("step_start", self._part("step-start", snapshot=ids.token_hex(20)))
         )
 
     def _end_step(self, reason: str, usage: _Usage | None) -> None:
@@ -1589,7 +1587,7 @@ class _OpenCode(_Emulator):
         part = self._part(
             "step-finish",
             reason=reason,
-            snapshot=secrets.token_hex(20),
+            snapshot=ids.token_hex(20),
             cost=u.cost if u.cost is not None else 0,
             tokens=tokens,
         )
@@ -1702,7 +1700,7 @@ class _OpenCode(_Emulator):
             "sessionID": other,
             "messageID": _opencode_id("msg"),
             "type": "step-start",
-            "snapshot": secrets.token_hex(20),
+            "snapshot": ids.token_hex(20),
         }
         self.emit(self._line("step_start", part, session_id=other))
 
@@ -1982,7 +1980,7 @@ class _Gemini(_Emulator):
         else:
             name = _tool_name(step, "lookup")
             params = _tool_input(step)
-        tool_id = f"{name}-{_now_ms()}-{secrets.token_hex(6)}"
+        tool_id = f"{name}-{_now_ms()}-{ids.token_hex(6)}"
         self.emit(self._frame("tool_use", tool_name=name, tool_id=tool_id, parameters=params))
         if failed:
             self.emit(
@@ -2027,7 +2025,7 @@ class _Gemini(_Emulator):
 
     def foreign(self) -> None:
         # The only frame with an id is init: one for a session that is not this run's.
-        self.emit(self._frame("init", session_id=str(uuid.uuid4()), model=self.model))
+        self.emit(self._frame("init", session_id=ids.uuid4(), model=self.model))
 
     def sample_frame(self, text: str) -> tuple[dict[str, Any], tuple[str, ...]]:
         return self._frame("message", role="assistant", content=text, delta=True), ("content",)
@@ -2147,7 +2145,7 @@ def _gemini_run(run: FakeRun, parsed: Parsed) -> int:
             "or using the --prompt option.",
             1,
         )
-    session = _Session(run, str(prior["id"]) if prior else str(uuid.uuid4()), prior)
+    session = _Session(run, str(prior["id"]) if prior else ids.uuid4(), prior)
     session.begin(prompt)
     model = parsed.value("--model") or "auto"
     return _Gemini(run, session, model=model, fmt=fmt).drive()

@@ -70,12 +70,12 @@ import queue
 import re
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fake_clis import ids
 from fake_clis.acp import AnyFlag
 from fake_clis.argv import Grammar
 from fake_clis.base import CliSpec, FakeRun
@@ -458,7 +458,7 @@ class _SessionFile:
         self.path = path
         self.cwd = cwd
         self.parent = parent
-        self.session_id = str(uuid.uuid4())
+        self.session_id = ids.uuid4()
         self.last_id: str | None = None
         self.started = False
         self.messages: list[dict[str, Any]] = []
@@ -503,7 +503,7 @@ class _SessionFile:
                     header["parentSession"] = self.parent
                 handle.write(_dumps(header) + "\n")
                 self.started = True
-            entry_id = uuid.uuid4().hex[:8]
+            entry_id = ids.uuid4_hex()[:8]
             entry = {
                 "type": "message",
                 "id": entry_id,
@@ -885,11 +885,11 @@ class _AgentRun:
         elif kind == "foreign":
             self.emit(
                 {
-                    "id": f"foreign-{uuid.uuid4().hex[:8]}",
+                    "id": f"foreign-{ids.uuid4_hex()[:8]}",
                     "type": "response",
                     "command": "get_state",
                     "success": True,
-                    "data": {"sessionId": str(uuid.uuid4()), "isStreaming": False},
+                    "data": {"sessionId": ids.uuid4(), "isStreaming": False},
                 }
             )
         elif kind == "oversize":
@@ -1000,7 +1000,7 @@ class _AgentRun:
 
     def tool(self, step: Step) -> None:
         tool = str(step.get("tool", "other"))
-        call_id = str(step.get("id") or f"toolu_{uuid.uuid4().hex[:24]}")
+        call_id = str(step.get("id") or f"toolu_{ids.uuid4_hex()[:24]}")
         if tool == "write":
             name = "write"
             arguments: dict[str, Any] = {
@@ -1094,7 +1094,7 @@ class _AgentRun:
 
     def confirm(self, arguments: Mapping[str, Any], output: Any) -> tuple[str, bool]:
         """rpc.md "Extension UI Protocol": a dialog method blocks until the client answers."""
-        request_id = str(uuid.uuid4())
+        request_id = ids.uuid4()
         request: dict[str, Any] = {
             "type": "extension_ui_request",
             "id": request_id,
@@ -1204,7 +1204,7 @@ def _padded_widget(nbytes: int) -> str:
     """A valid fire-and-forget ``setWidget`` request line of exactly ``nbytes`` bytes."""
     frame: dict[str, Any] = {
         "type": "extension_ui_request",
-        "id": str(uuid.uuid4()),
+        "id": ids.uuid4(),
         "method": "setWidget",
         "widgetKey": "fake-padding",
         "widgetLines": [""],

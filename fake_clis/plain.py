@@ -53,11 +53,11 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fake_clis import ids
 from fake_clis.argv import Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.scenario import Step
@@ -193,7 +193,7 @@ class _Plain:
             run.out('{"type":"text","text":"' + (step.text or "a frame cut short"))
         elif step.kind == "foreign":
             # Plain output carries no ids, so output of another run is just more text.
-            run.out(f"[{uuid.uuid4()}] output of another session")
+            run.out(f"[{ids.uuid4()}] output of another session")
         elif step.kind == "oversize":
             run.out("x" * int(step.get("bytes", 1)))
         elif step.kind == "crash" and step.get("mid_line"):

@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
+from fake_clis import ids
 from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.claude_stream import chunk_json, emit, padded_line, truncated_line, user_text
@@ -137,7 +137,7 @@ class _Qoder:
         if kind in ("assistant", "user", "stream_event"):
             frame.setdefault("parent_tool_use_id", None)
         frame.setdefault("session_id", self.session_id)
-        frame["uuid"] = str(uuid.uuid4())
+        frame["uuid"] = ids.uuid4()
         emit(self.run, frame)
 
     def event(self, event: dict[str, Any]) -> None:
@@ -147,7 +147,7 @@ class _Qoder:
     def begin(self) -> None:
         if self.message_id:
             return
-        self.message_id = f"msg_{uuid.uuid4().hex[:24]}"
+        self.message_id = f"msg_{ids.uuid4_hex()[:24]}"
         self.index = 0
         self.messages += 1
         self.last_text = []
@@ -185,7 +185,7 @@ class _Qoder:
 
     def tool(self, step: Step) -> None:
         kind = str(step.get("tool", "other"))
-        tool_id = str(step.get("id") or f"toolu_{uuid.uuid4().hex[:24]}")
+        tool_id = str(step.get("id") or f"toolu_{ids.uuid4_hex()[:24]}")
         if kind == "write":
             target = str((self.run.cwd / str(step.get("path", "file.txt"))).resolve())
             name = "Write"
@@ -313,7 +313,7 @@ class _Qoder:
                 body = {"type": str(step.get("code", "api_error")), "message": text}
                 self.out(
                     "assistant",
-                    {"message": {**self.message([]), "id": str(uuid.uuid4())}, "error": body},
+                    {"message": {**self.message([]), "id": ids.uuid4()}, "error": body},
                 )
                 error = {
                     "result": text,
@@ -330,7 +330,7 @@ class _Qoder:
                 frame = {
                     "subtype": "status",
                     "status": "compacting",
-                    "session_id": str(uuid.uuid4()),
+                    "session_id": ids.uuid4(),
                 }
                 self.out("system", frame)
             elif kind == "oversize":

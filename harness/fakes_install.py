@@ -4,9 +4,10 @@ Design §"Fake CLIs": each fake is a real executable a run resolves exactly as i
 resolve the real CLI. For every def, a shim is written for its ``bin`` and each of its
 ``fallback_bins`` (rule RUN-FAKES-001):
 
-* POSIX: ``#!/bin/sh`` + ``exec "<python>" -S "<fake_clis>/_shim.py" <agent-id> "$@"``,
+* POSIX: ``#!/bin/sh`` + ``exec "<python>" -S "<fake_clis>/_shim.py" <module> <agent-id> "$@"``,
   mode 0755;
-* Windows: ``<name>.cmd`` holding ``@"<python>" -S "<fake_clis>\\_shim.py" <agent-id> %*``.
+* Windows: ``<name>.cmd`` holding ``@"<python>" -S "<fake_clis>\\_shim.py" <module> <agent-id> %*``
+  (``<module>``: the emulator module that holds the agent's spec).
 
 ``-S`` and the launcher script make a fake start in about half the time ``python -m
 fake_clis`` takes (``fake_clis/_shim.py`` says why); ``python -m fake_clis`` works too.
@@ -100,11 +101,23 @@ def shim_text(agent_id: str, python: str, platform: str) -> str:
     """
     precompile_fakes()
     shim = os.path.join(os.path.dirname(os.path.abspath(fake_clis.__file__)), "_shim.py")
+    # The emulator module's name lets the fake import only that emulator; "-" when no
+    # emulator claims the id (the fake then prints the list of the ones that exist).
+    module = _emulator_module(agent_id) or "-"
     if platform == "win32":
         # cmd.exe expands %VAR% even inside quotes: double every percent sign.
         exe, script = python.replace("%", "%%"), shim.replace("%", "%%")
-        return f'@"{exe}" -S "{script}" {agent_id} %*\r\n'
-    return f'#!/bin/sh\nexec "{_sh_quote(python)}" -S "{_sh_quote(shim)}" {agent_id} "$@"\n'
+        return f'@"{exe}" -S "{script}" {module} {agent_id} %*\r\n'
+    return (
+        f'#!/bin/sh\nexec "{_sh_quote(python)}" -S "{_sh_quote(shim)}" {module} {agent_id} "$@"\n'
+    )
+
+
+@functools.cache
+def _emulator_module(agent_id: str) -> str | None:
+    from fake_clis.catalog import emulator_module_of
+
+    return emulator_module_of(agent_id)
 
 
 @functools.lru_cache(maxsize=1)

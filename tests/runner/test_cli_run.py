@@ -151,14 +151,14 @@ def test_bad_usage_exits_2(
 def test_shim_text_per_platform() -> None:
     shim = os.path.join(os.path.dirname(os.path.abspath(fake_clis.__file__)), "_shim.py")
     assert shim_text("claude", "/opt/py 3/bin/python", "linux") == (
-        f'#!/bin/sh\nexec "/opt/py 3/bin/python" -S "{shim}" claude "$@"\n'
+        f'#!/bin/sh\nexec "/opt/py 3/bin/python" -S "{shim}" fake_clis.claude_stream claude "$@"\n'
     )
     # sh would expand $, ` and \\ inside double quotes.
     assert shim_text("x", '/a$b`c\\d"e', "darwin").splitlines()[1] == (
-        f'exec "/a\\$b\\`c\\\\d\\"e" -S "{shim}" x "$@"'
+        f'exec "/a\\$b\\`c\\\\d\\"e" -S "{shim}" - x "$@"'
     )
     assert shim_text("qwen", r"C:\Py 3%\python.exe", "win32") == (
-        f'@"C:\\Py 3%%\\python.exe" -S "{shim}" qwen %*\r\n'
+        f'@"C:\\Py 3%%\\python.exe" -S "{shim}" fake_clis.plain qwen %*\r\n'
     )
     assert shim_name("claude", "win32") == "claude.cmd" and shim_name("claude", "linux") == "claude"
 
