@@ -105,6 +105,12 @@ CANCEL_AFTER_S = 2.0
 #: broken def from holding the whole run (the runner's default is 10 minutes, ref §10.1).
 FIRST_OUTPUT_TIMEOUT_MS = 30_000
 INACTIVITY_TIMEOUT_MS = 30_000
+#: The inactivity timeout of a run whose scenario lingers after its answer
+#: (``ignore_stdin_close``): a text-stdin CLI has no completion signal, so the watchdog
+#: is what ends that run (RUN-TIMEOUT-IDLE-001) and 30 s of it held a job slot each --
+#: half of the wall time of conform over all defs. The fake answers in one burst, so 5 s
+#: of silence is already unambiguous, also on a loaded machine.
+LINGER_INACTIVITY_TIMEOUT_MS = 5_000
 #: Bytes of each direction kept for a run's transcript (the evidence is bounded again).
 MAX_WIRE_BYTES = 8 * 1024 * 1024
 #: Env var carrying a made-up secret into every fake run, so RUN-SECRET-001 is exercised.
@@ -544,6 +550,7 @@ class _Runner:
         return self._shims[index]
 
     def _request(self, index: int, scenario: str) -> RunRequest:
+        from fake_clis.scenario import load_scenario
         from harness.defs.types import ResumeStyle
         from harness.runner import RunRequest
 
@@ -557,6 +564,8 @@ class _Runner:
         env = clean_fake_env(self.base_env, target.defn, shim.parent, home)
         env["FAKE_CLI_SCENARIO"] = scenario
         specify = target.defn.resume_style is ResumeStyle.SPECIFY
+        lingers = load_scenario(scenario).ignore_stdin_close
+        idle_ms = LINGER_INACTIVITY_TIMEOUT_MS if lingers else INACTIVITY_TIMEOUT_MS
         return RunRequest(
             defn=target.defn,
             prompt=PROMPT,
@@ -567,7 +576,7 @@ class _Runner:
             bin_override=str(shim),
             new_session_id=str(uuid.uuid4()) if specify else None,
             first_output_timeout_ms=FIRST_OUTPUT_TIMEOUT_MS,
-            inactivity_timeout_ms=INACTIVITY_TIMEOUT_MS,
+            inactivity_timeout_ms=idle_ms,
         )
 
     async def run_one(self, job: RunJob, rule_ids: Sequence[str] | None = None) -> list[Outcome]:
