@@ -630,3 +630,25 @@ def test_the_builtin_baseline_applies_without_a_baseline_of_ones_own(tmp_path: P
     empty = tmp_path / "empty.txt"
     empty.write_text("# no gaps\n", encoding="utf-8")
     assert main([*args, "--out", str(out), "--baseline", str(empty)]) == 1
+
+
+@pytest.mark.rule("CONFORM-PLAN-001", "RUN-TIMEOUT-IDLE-001")
+def test_a_lingering_scenario_gets_the_short_inactivity_timeout(tmp_path: Path) -> None:
+    """A fake that lingers after its answer is ended by the watchdog: conform gives that
+    run a short inactivity timeout so it does not hold a job slot for 30 s."""
+    plan = _plan(_targets("aider"))
+    runner = conform._Runner(plan, tmp_path, conform._Tracker(plan, None), dict(os.environ))
+    linger = runner._request(0, "ignore_stdin")
+    happy = runner._request(0, "happy")
+    assert linger.inactivity_timeout_ms == conform.LINGER_INACTIVITY_TIMEOUT_MS
+    assert happy.inactivity_timeout_ms == conform.INACTIVITY_TIMEOUT_MS
+    assert conform.LINGER_INACTIVITY_TIMEOUT_MS < conform.INACTIVITY_TIMEOUT_MS
+    assert linger.first_output_timeout_ms == happy.first_output_timeout_ms
+    # The watchdog, not the host, ends such a run (a text-stdin CLI has no completion
+    # signal), and the run is judged as usual.
+    result = conform.run_conform(
+        _plan(_targets("aider"), scenario_filter=["ignore_stdin"]), work_dir=str(tmp_path)
+    )
+    assert result.runs == 1 and result.verdict.failing_cells == ()
+    cell = result.verdict.cell("aider", "RUN-TERMINAL-001")
+    assert cell is not None and cell.disposition is Disposition.PASS, cell
