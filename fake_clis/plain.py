@@ -27,10 +27,10 @@ text step):
   reasoning, and the token count) on stderr. Without ``--auto`` a tool call asks on stderr
   and waits for a stdin line (an open stdin means the run hangs, as the seed warns; EOF is a
   denial). ``--json`` batches the run into one trailing object instead of streaming.
-* **qwen** (text output of ``qwen`` with the prompt on stdin): only the answer on stdout; a
-  write is performed silently and the model then echoes the written file as an
-  ``<artifact identifier=… type="text/html">`` block, so the plain parser's artifact
-  extraction runs end to end on real output. This fake is the one that echoes artifacts.
+* **qwen** (text output of ``qwen`` with the prompt on stdin): only the final answer on
+  stdout (qwen 0.24.4, recordings/real/qwen/happy.jsonl): the text of a model message that a
+  tool call follows is not printed, and a write is performed silently, with no echo of the
+  file. An ``<artifact …>`` block reaches stdout only as the scenario's own (final) text.
   Without ``--yolo`` (or ``--approval-mode yolo``/``auto-edit``) the non-interactive tool
   registry lacks the tool: ``Error executing tool …: Tool "…" not found in registry.`` on
   stderr, nothing written.
@@ -62,15 +62,7 @@ from fake_clis.argv import Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.scenario import Step
 
-__all__ = ["ARTIFACT_TYPES", "SPECS"]
-
-#: File suffix -> artifact type the qwen fake echoes (seed 000 §5.13 table).
-ARTIFACT_TYPES = {
-    ".html": "text/html",
-    ".css": "text/css",
-    ".svg": "image/svg+xml",
-    ".md": "text/markdown",
-}
+__all__ = ["SPECS"]
 
 _EFFORTS = ("low", "medium", "high", "xhigh", "max")
 _QWEN_APPROVAL = ("plan", "default", "auto-edit", "yolo")
@@ -118,6 +110,9 @@ class _Plain:
     """Renders scenario steps the way one plain CLI prints them. Subclasses override hooks."""
 
     agent = "plain"
+    #: Print only the final answer: the text of a model message that a tool call follows
+    #: is not printed (qwen 0.24.4, recordings/real/qwen/happy.jsonl).
+    final_answer_only = False
 
     def __init__(self, run: FakeRun, prompt: str) -> None:
         self.run = run
@@ -176,14 +171,9 @@ class _Plain:
                 self.run.write_file(target, str(step.get("content", "")))
             output = output or f"Wrote {target}"
         self.show_tool(step, name, target, ok, output)
-        if kind == "write" and ok:
-            self.after_write(target, str(step.get("content", "")))
 
     def denied(self, step: Step, name: str, target: str) -> None:
         self.show_tool(step, name, target, False, f"{name} was not approved")
-
-    def after_write(self, path: str, content: str) -> None:
-        """What the model says after a successful write (qwen echoes an artifact)."""
 
     def fault(self, step: Step) -> bool:
         """Steps shaped like faults; True when handled."""
@@ -206,8 +196,12 @@ class _Plain:
     def main(self) -> int:
         run = self.run
         self.header()
-        for step in run.scenario.steps:
+        steps = run.scenario.steps
+        last_tool = max((i for i, s in enumerate(steps) if s.kind == "tool"), default=-1)
+        for index, step in enumerate(steps):
             if step.kind == "text":
+                if self.final_answer_only and index < last_tool:
+                    continue  # an intermediate message: a tool call follows it
                 self.answer.append(step.text)
                 self.write_text(step.chunks)
             elif step.kind == "thinking":
@@ -664,7 +658,12 @@ _QWEN_OPTIONS: tuple[Option, ...] = (
 
 
 class _Qwen(_Plain):
+    """qwen 0.24.4's text mode: the final answer only (recordings/real/qwen/happy.jsonl
+    prints "Done: hello.html is ready." and neither the text before the write nor an echo
+    of the written file: an artifact block is the model's to write, as scenario text)."""
+
     agent = "qwen"
+    final_answer_only = True
 
     def approve(self, kind: str, target: str) -> bool:
         p = self.run.parsed
@@ -677,18 +676,6 @@ class _Qwen(_Plain):
         self.run.err(
             f'Error executing tool {name}: Tool "{name}" not found in registry. '
             "Tools must use the exact names that are registered.\n"
-        )
-
-    def after_write(self, path: str, content: str) -> None:
-        # seed 000 §5.13: the model echoes the file it wrote as an artifact block.
-        artifact_type = ARTIFACT_TYPES.get(Path(path).suffix.lower())
-        if artifact_type is None:
-            return
-        identifier = Path(path).stem
-        body = content if content.endswith("\n") else content + "\n"
-        self.run.out(
-            f'<artifact identifier="{identifier}" type="{artifact_type}" title="{path}">\n'
-            f"{body}</artifact>"
         )
 
     def api_error(self, step: Step) -> None:

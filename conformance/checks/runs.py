@@ -543,18 +543,24 @@ def happy_text(obs: RunObservation) -> Finding:
     pieces = [s.text for s in obs.scenario.steps if s.kind == "text" and s.text]
     got = _text_of(obs)
     if obs.stream_format in _TEXT_STREAMS:
+        # A plain CLI's text mode may print only its final answer (qwen 0.24.4 leaves out
+        # the text of a message a tool call follows: recordings/real/qwen/happy.jsonl), so
+        # the last text step must be there; earlier ones, where printed, come in order.
         rest = _squash(got)
-        for piece in pieces:
+        found = 0
+        for i, piece in enumerate(pieces):
             at = rest.find(_squash(piece))
-            if at < 0:
+            if at < 0 and i == len(pieces) - 1:
                 return _fail(
                     obs,
-                    "the plain stream lacks a text step of the scenario (in order)",
-                    expected=f"text containing, in order: {pieces!r}",
+                    "the plain stream lacks the scenario's final text (after the earlier ones)",
+                    expected=f"text ending its scenario part with {piece!r} (steps: {pieces!r})",
                     actual=f"missing {piece!r}; text was {got!r}",
                 )
-            rest = rest[at + len(_squash(piece)) :]
-        return passed(f"{len(pieces)} text step(s) found in order")
+            if at >= 0:
+                found += 1
+                rest = rest[at + len(_squash(piece)) :]
+        return passed(f"{found} of {len(pieces)} text step(s) found in order, the final one too")
     if _squash(got) != _squash(obs.scenario.final_text):
         return _fail(
             obs,

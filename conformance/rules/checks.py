@@ -126,8 +126,9 @@ RULES: tuple[Rule, ...] = (
     _run(
         "RUN-HAPPY-TEXT-001",
         "A run of a fault-free scenario shows the scenario's text: equal to it for a "
-        "structured stream, containing each text step in order for a plain one (whitespace "
-        "ignored).",
+        "structured stream; for a plain one, containing the final text step, after any "
+        "earlier ones it prints, in order (a plain CLI may print only its final answer; "
+        "whitespace ignored).",
         "seed 002 §7.1",
     ),
     _run(

@@ -226,8 +226,9 @@ RULES = (
     Rule(
         "FAKE-PLAIN-002",
         Tier.MANDATORY,
-        "Each plain fake prints the answer as text, writes the file itself, and the qwen fake "
-        "echoes it as an artifact block the plain parser extracts.",
+        "Each plain fake prints the answer as text and writes the file itself; the qwen fake "
+        "prints only its final answer (as qwen 0.24.4 does), and an artifact block in that "
+        "answer is extracted by the plain parser.",
         "seed 000 §5.13",
         _PLAIN,
     ),

@@ -233,7 +233,7 @@ def test_text_that_differs_from_the_scenario_fails() -> None:
 
 
 @pytest.mark.rule("RUN-HAPPY-TEXT-001")
-def test_a_plain_stream_contains_the_text_steps_in_order() -> None:
+def test_a_plain_stream_contains_the_final_text_after_the_earlier_ones() -> None:
     banner = (
         "Aider v0.86\nI'll create the page.\nApplied edit to hello.html\nDone: hello.html is ready."
     )
@@ -245,7 +245,19 @@ def test_a_plain_stream_contains_the_text_steps_in_order() -> None:
     finding = judge(
         dataclasses.replace(plain, events=js(TextDelta(delta=swapped))), "RUN-HAPPY-TEXT-001"
     )
-    assert_fails(finding, "RUN-HAPPY-TEXT-001", "in order", "Done: hello.html is ready.")
+    assert_fails(finding, "RUN-HAPPY-TEXT-001", "final text", "Done: hello.html is ready.")
+    # qwen 0.24.4 prints only its final answer: the earlier text step may be absent ...
+    final = js(TextDelta(delta="Done: hello.html is ready.\n"))
+    final_only = dataclasses.replace(plain, events=final)
+    assert judge(final_only, "RUN-HAPPY-TEXT-001").status is Status.PASS
+    # ... the final one may not.
+    earlier_only = dataclasses.replace(plain, events=js(TextDelta(delta="I'll create the page.")))
+    assert_fails(
+        judge(earlier_only, "RUN-HAPPY-TEXT-001"),
+        "RUN-HAPPY-TEXT-001",
+        "final text",
+        "Done: hello.html is ready.",
+    )
 
 
 @pytest.mark.rule("RUN-HAPPY-TEXT-001", "RUN-HAPPY-FILE-001", "RUN-USAGE-001")

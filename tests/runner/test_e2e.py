@@ -133,12 +133,35 @@ def test_happy_run_end_to_end(agent_id: str, happy_runs: dict[str, dict[str, Any
 
 
 @pytest.mark.rule("RUN-E2E-001", "RUN-ARTIFACTS-001")
-def test_the_plain_fake_that_echoes_artifacts_gets_them_written(
-    happy_runs: dict[str, dict[str, Any]],
-) -> None:
+def test_a_plain_fake_answering_with_an_artifact_gets_it_written(installed: Path) -> None:
+    """qwen writes hello.html with its tool, then answers with the page as an artifact
+    block (its final answer, all it prints): the block is written beside it as -2."""
     _needs_fake("qwen")
-    summary = happy_runs["qwen"]["lines"][-1]["summary"]
+    page = "<!doctype html>\n<h1>Hello</h1>\n"
+    block = f'<artifact identifier="hello" type="text/html" title="hello.html">\n{page}</artifact>'
+    scenario = installed / "qwen-artifact.json"
+    steps = [
+        {"kind": "tool", "tool": "write", "path": "hello.html", "content": page},
+        {"kind": "text", "text": block},
+    ]
+    scenario.write_text(
+        json.dumps({"name": "qwen-artifact", "description": "artifact answer", "steps": steps}),
+        encoding="utf-8",
+    )
+    project = installed / "project-qwen-artifact"
+    project.mkdir()
+    out = io.StringIO()
+    args = _build_parser().parse_args(
+        ["run", "qwen", "--fake", "--json", "--scenario", str(scenario), "--cwd", str(project)]
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(installed / "home"))
+        mp.delenv("FAKE_CLI_SCENARIO", raising=False)
+        code = run_command(args, out)
+    summary = json.loads(out.getvalue().splitlines()[-1])["summary"]
+    assert code == 0, summary
     assert summary["artifacts_written"] == ["hello-2.html"]
+    assert (project / "hello-2.html").read_text(encoding="utf-8") == "\n" + page
 
 
 @pytest.mark.rule("RUN-CLI-001")

@@ -66,9 +66,17 @@ def test_a_run_reports_the_files_it_wrote(world: FakeWorld) -> None:
 
 @pytest.mark.rule("RUN-ARTIFACTS-001")
 def test_plain_artifact_is_written_and_named_against_existing_files(world: FakeWorld) -> None:
-    """qwen writes hello.html itself and echoes it as an artifact: the echo gets -2."""
+    """qwen writes hello.html itself, then answers with it as an artifact: the block gets -2."""
     project = world.project()
-    result = run_agent(world.request("qwen", "happy", cwd=project))
+    html = "<!doctype html>\n<h1>Hello</h1>\n"
+    scenario = world.scenario_file(
+        "echo",
+        [
+            {"kind": "tool", "tool": "write", "path": "hello.html", "content": html},
+            {"kind": "text", "text": artifact_text("hello", html)},
+        ],
+    )
+    result = run_agent(world.request("qwen", scenario, cwd=project))
     assert result.succeeded, result.error
     artifacts = [e for e in result.events if isinstance(e, Artifact)]
     assert [(a.name, a.path, a.artifact_type) for a in artifacts] == [
