@@ -138,6 +138,7 @@ def _one_case(  # noqa: PLR0917 - one private call site
             side_from_run(f"fake {defn.id}", fake),
             scenario=case.scenario,
             repro_command=repro,
+            volatile=recipe.volatile_text,
         )
         out: Result = [(rule, label, finding) for rule, finding in found]
         out.append(("LIVE-REQUESTS-001", label, request_findings(recipe, real.requests)))

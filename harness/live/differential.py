@@ -42,6 +42,7 @@ from harness.events import (
     ToolUse,
     events_to_json,
 )
+from harness.live.recipes import VolatileText
 
 __all__ = [
     "DIFF_RULES",
@@ -183,8 +184,13 @@ def compare_sides(
     *,
     scenario: Scenario | str | None = None,
     repro_command: str = "harness live diff",
+    volatile: Sequence[VolatileText] = (),
 ) -> list[tuple[str, Finding]]:
-    """One finding per LIVE-DIFF rule (in :data:`DIFF_RULES` order)."""
+    """One finding per LIVE-DIFF rule (in :data:`DIFF_RULES` order).
+
+    ``volatile`` (the recipe's ``volatile_text``) masks text the CLI varies by itself on
+    both sides before LIVE-DIFF-TEXT-001 compares; nothing else is masked.
+    """
     scen = load_scenario(scenario) if isinstance(scenario, str) else scenario
     transcript = [*_transcript(real), *_transcript(fake)]
     stderr = f"[{real.label}]\n{real.stderr[-2000:]}\n[{fake.label}]\n{fake.stderr[-2000:]}"
@@ -221,10 +227,15 @@ def compare_sides(
         lambda s: [event_kinds(t) for t in s.turns],
     )
     final_text = scen.final_text if scen is not None and scen.exit_code == 0 else None
+    def masked(text: str) -> str:
+        for v in volatile:
+            text = v.apply(text)
+        return text
+
     judge(
         "LIVE-DIFF-TEXT-001",
         "assistant text",
-        lambda s: [normalize(_text(t), s.paths) for t in s.turns],
+        lambda s: [masked(normalize(_text(t), s.paths)) for t in s.turns],
         (lambda v: all(x == final_text for x in v)) if final_text is not None else None,
     )
     n_tools = len(scen.tool_steps()) if scen is not None else None

@@ -48,6 +48,7 @@ __all__ = [
     "RecipeError",
     "ScenarioCase",
     "TransportSpec",
+    "VolatileText",
     "check_recipe_against_def",
     "fill",
     "fill_json",
@@ -79,6 +80,18 @@ class RecipeError(HarnessError, ValueError):
         self.path = path
         self.field = field_
         self.problem = problem
+
+
+@dataclass(frozen=True)
+class VolatileText:
+    """A part of the assistant text that varies run to run (``pattern`` -> ``as_text``)."""
+
+    pattern: re.Pattern[str]
+    as_text: str
+    why: str
+
+    def apply(self, text: str) -> str:
+        return self.pattern.sub(lambda _m: self.as_text, text)
 
 
 @dataclass(frozen=True)
@@ -156,6 +169,8 @@ class Recipe:
     #: ``()`` = the def's own transport only.
     transports: tuple[TransportSpec, ...] = ()
     scenarios: tuple[ScenarioCase, ...] = ()
+    #: Text the CLI varies by itself, replaced on both sides before text is compared.
+    volatile_text: tuple[VolatileText, ...] = ()
 
     @property
     def skipped(self) -> bool:
@@ -360,6 +375,16 @@ def parse_recipe(
                 )
         cases.append(case)
 
+    volatile: list[VolatileText] = []
+    for i, v in enumerate(raw.get("volatile_text", ())):
+        try:
+            compiled = re.compile(str(v["pattern"]))
+        except re.error as exc:
+            raise RecipeError(
+                path, f"volatile_text[{i}].pattern", f"not a regular expression: {exc}"
+            ) from exc
+        volatile.append(VolatileText(compiled, str(v["as"]), str(v["why"])))
+
     telemetry = raw.get("telemetry", {})
     isolation = raw.get("isolation", {})
     package = raw.get("package")
@@ -395,6 +420,7 @@ def parse_recipe(
         timeout_s=float(raw.get("timeout_s", DEFAULT_TIMEOUT_S)),
         transports=tuple(transports),
         scenarios=tuple(cases),
+        volatile_text=tuple(volatile),
     )
 
 

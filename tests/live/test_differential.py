@@ -163,3 +163,42 @@ def test_fake_against_fake_agrees_and_two_scenarios_disagree(tmp_path: Path) -> 
     finally:
         for r in runs:
             r.dirs.cleanup()
+
+
+@pytest.mark.rule("LIVE-DIFF-TEXT-001", "LIVE-RECIPE-001")
+def test_volatile_text_of_the_recipe_is_masked_on_both_sides_only_there() -> None:
+    import re
+
+    from harness.live.recipes import VolatileText
+
+    counts = VolatileText(re.compile(r"Tokens: \d+ sent"), "Tokens: N sent", "own tokenizer")
+
+    def with_text(label: str, text: str) -> Side:
+        return _side(label, [*HAPPY[:-2], TextDelta(delta=text), HAPPY[-1]], files=FILES)
+
+    real = with_text("real", "Done. Tokens: 589 sent")
+    fake = with_text("fake", "Done. Tokens: 120 sent")
+    assert dict(compare_sides(real, fake))["LIVE-DIFF-TEXT-001"].status.value == "fail"
+    masked = dict(compare_sides(real, fake, volatile=(counts,)))
+    assert masked["LIVE-DIFF-TEXT-001"].status.value == "pass"
+    # Masking never hides a difference outside the pattern.
+    other = with_text("fake", "Done! Tokens: 120 sent")
+    still = dict(compare_sides(real, other, volatile=(counts,)))["LIVE-DIFF-TEXT-001"]
+    assert still.status.value == "fail" and still.evidence is not None
+    assert "Done!" in (still.evidence.actual or "")
+
+
+@pytest.mark.rule("LIVE-RECIPE-001")
+def test_a_volatile_pattern_that_is_not_a_regex_is_named() -> None:
+    from harness.live.recipes import RecipeError, parse_recipe
+
+    raw = {
+        "format": "live-recipe-v1",
+        "agent": "aider",
+        "skip": {"reason": "x"},
+        "volatile_text": [{"pattern": "Tokens: (", "as": "", "why": "counts"}],
+    }
+    with pytest.raises(RecipeError) as info:
+        parse_recipe(raw, path="aider.json")
+    assert info.value.field == "volatile_text[0].pattern"
+    assert "regular expression" in str(info.value)
