@@ -1,58 +1,105 @@
 """Live mode timings: per-CLI wall time of the ``text`` scenario, real vs fake, and the
-scripted model server's own added latency per request (p50/p95; target <= 5 ms p95).
+latency the scripted model server adds to each request the real CLIs make.
 
-    python benchmarks/live.py [ID ...]          # default: claude codex pi
+    python benchmarks/live.py [--repeat N] [ID ...]      # default: claude codex pi
 
-A CLI that is not installed (``harness live install ID``) is reported as skipped.
+"Added latency" is measured inside the server on the real CLIs' own requests
+(``ModelServer.timings``, rule MODEL-TIMING-001): from the handler's start (headers read)
+until the reply's last byte is written, minus the pauses the scenario scripts. It is what
+the server costs a CLI, without the CLI's connection handling or a benchmark client's.
+Target (issue 7): <= 5 ms at p95 over all requests. ``benchmarks/modelserver.py``
+measures the same thing with synthetic requests against a same-process baseline.
+
+A CLI that is not installed (``harness live install ID``) is reported as skipped. Prints
+one JSON line per CLI and a summary line; exits 1 when the p95 misses the target.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
 import time
-import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.defs.registry import get_agent_def
-from harness.live.session import LiveUnavailable, run_live
-from harness.modelserver import ModelServer
+from harness.live.session import LiveRun, LiveUnavailable, run_live
+
+TARGET_P95_MS = 5.0
 
 
-def _wall(agent: str, side: str) -> float | str:
+def _percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[max(0, min(len(ordered) - 1, round(q * len(ordered)) - 1))]
+
+
+def _one(agent: str, side: str) -> tuple[float, LiveRun | None, str | None]:
     started = time.perf_counter()
     try:
         run = run_live(get_agent_def(agent), "text", side=side)
     except LiveUnavailable as exc:
-        return f"skipped ({exc.reason})"
+        return 0.0, None, exc.reason
+    wall = time.perf_counter() - started
     run.dirs.cleanup()
-    return round(time.perf_counter() - started, 3)
+    return wall, run, None
 
 
-def server_latency(n: int = 200) -> dict[str, float]:
-    """Round-trip of a streamed Anthropic text reply over loopback, in ms."""
-    body = json.dumps({"model": "m", "stream": True, "max_tokens": 10,
-                       "messages": [{"role": "user", "content": "hi"}]}).encode()
-    samples: list[float] = []
-    with ModelServer("text") as server:
-        for _ in range(n):
-            req = urllib.request.Request(server.url + "/v1/messages", data=body,
-                                         headers={"content-type": "application/json"})
-            t = time.perf_counter()
-            with urllib.request.urlopen(req, timeout=10) as resp:
-                resp.read()
-            samples.append((time.perf_counter() - t) * 1000)
-    samples.sort()
-    return {"p50_ms": round(statistics.median(samples), 3),
-            "p95_ms": round(samples[int(len(samples) * 0.95) - 1], 3)}
+def measure(agent: str, repeat: int) -> tuple[dict[str, object], list[float]]:
+    """Wall times (median of ``repeat``) and the added ms of every real request."""
+    real_walls: list[float] = []
+    fake_walls: list[float] = []
+    added: list[float] = []
+    for _ in range(repeat):
+        wall, run, skipped = _one(agent, "real")
+        if skipped is not None:
+            return {"agent": agent, "skipped": skipped}, []
+        assert run is not None
+        real_walls.append(wall)
+        added += [t.added_ms for t in run.server_timings if not t.hung]
+        fake_wall, _run, _skip = _one(agent, "fake")
+        fake_walls.append(fake_wall)
+    row: dict[str, object] = {
+        "agent": agent,
+        "real_s": round(statistics.median(real_walls), 3),
+        "fake_s": round(statistics.median(fake_walls), 3),
+        "requests": len(added),
+    }
+    if added:
+        row["server_added_ms"] = {
+            "p50": round(statistics.median(added), 3),
+            "p95": round(_percentile(added, 0.95), 3),
+            "max": round(max(added), 3),
+        }
+    return row, added
 
 
 def main(argv: list[str]) -> int:
-    for agent in argv or ["claude", "codex", "pi"]:
-        print(json.dumps({"agent": agent, "real_s": _wall(agent, "real"),
-                          "fake_s": _wall(agent, "fake")}))
-    print(json.dumps({"server_latency": server_latency()}))
-    return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("agents", nargs="*", default=["claude", "codex", "pi"])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per CLI and side")
+    args = parser.parse_args(argv)
+    every: list[float] = []
+    for agent in args.agents:
+        row, added = measure(agent, max(1, args.repeat))
+        every += added
+        print(json.dumps(row), flush=True)
+    if not every:
+        print(json.dumps({"server_added_ms": None, "why": "no real CLI ran"}))
+        return 0
+    p95 = _percentile(every, 0.95)
+    print(json.dumps({
+        "server_added_ms": {
+            "requests": len(every),
+            "p50": round(statistics.median(every), 3),
+            "p95": round(p95, 3),
+            "target_p95": TARGET_P95_MS,
+            "met": p95 <= TARGET_P95_MS,
+        }
+    }))
+    return 0 if p95 <= TARGET_P95_MS else 1
 
 
 if __name__ == "__main__":

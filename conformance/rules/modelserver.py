@@ -178,6 +178,13 @@ RULES: tuple[Rule, ...] = (
         "parameters are replaced, and their values and key-shaped text are redacted "
         "everywhere else.",
     ),
+    _rule(
+        "MODEL-TIMING-001",
+        "Every finished request has a timing in server.timings: the time the server held it "
+        "and the part of that the scenario's pauses took (as slept), so what the server itself "
+        "adds per request is measurable on real CLI runs (benchmarks/live.py; issue 7 target: "
+        "<= 5 ms at p95); a request held open by a hang step is marked hung.",
+    ),
     # -- a real CLI ------------------------------------------------------------------------------
     _rule(
         "MODEL-LIVE-001",

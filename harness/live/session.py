@@ -33,7 +33,7 @@ from harness.fakes_install import shim_name, shim_text
 from harness.live.home import LiveDirs, build_env, make_dirs, placeholder_values, write_home_files
 from harness.live.install import default_cache_dir, installed_bin
 from harness.live.recipes import Recipe, ScenarioCase, recipe_for
-from harness.modelserver import ModelServer, RequestRecord
+from harness.modelserver import ModelServer, RequestRecord, RequestTiming
 from harness.record import Expectation, RunRecorder, set_expectation
 from harness.runner import RunRequest, RunResult, run_agent
 
@@ -84,6 +84,8 @@ class LiveRun:
     request_log: str | None = None
     #: ``127.0.0.1:<port>`` of this run's model server (normalized away when comparing).
     server_host: str = ""
+    #: The model server's own time per request of this run (benchmarks/live.py).
+    server_timings: list[RequestTiming] = field(default_factory=list)
 
     @property
     def events(self) -> list[Event]:
@@ -296,6 +298,7 @@ def run_live(
                     _turn_path(Path(record or ""), turn), Expectation(result.status.value)
                 )
             run.turns.append(LiveTurn(result, tuple(server.requests[before:])))
+            run.server_timings = server.timings
             resume = result.session_id
             if turn < case.turns and not resume:
                 break

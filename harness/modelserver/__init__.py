@@ -20,7 +20,7 @@ schemas), :mod:`.structured` (schema-valid JSON), one module per API
 
 from __future__ import annotations
 
-from harness.modelserver.app import DEFAULT_MODELS, ModelServer, resolve_route
+from harness.modelserver.app import DEFAULT_MODELS, ModelServer, RequestTiming, resolve_route
 from harness.modelserver.errors import (
     ApiErrorSpec,
     ModelServerError,
@@ -41,6 +41,7 @@ __all__ = [
     "NonLoopbackHostError",
     "ReplyPlan",
     "RequestRecord",
+    "RequestTiming",
     "ServerStateError",
     "UnsatisfiableSchemaError",
     "plan_reply",

@@ -70,6 +70,7 @@ __all__ = [
     "DEFAULT_MODELS",
     "RETRY_HEADERS",
     "ModelServer",
+    "RequestTiming",
     "Route",
     "check_loopback",
     "model_entry",
@@ -237,6 +238,40 @@ def check_loopback(host: str) -> str:
     return str(address)
 
 
+# -- what the server itself costs ------------------------------------------------------------
+@dataclass(frozen=True)
+class RequestTiming:
+    """How long the server held one request, and how much of that the scenario asked for.
+
+    ``added_ms`` is the latency the server itself adds (issue 7: <= 5 ms at p95): from the
+    handler's start (headers parsed) until the reply is handed over (a stream: its last byte
+    written), minus the scripted pauses (measured as slept, so timer slack is not charged to
+    the server). A request held open by a ``hang`` step has no meaningful figure (``hung``).
+    """
+
+    seq: int
+    path: str
+    reply_kind: str
+    total_ms: float
+    scripted_ms: float
+    hung: bool = False
+
+    @property
+    def added_ms(self) -> float:
+        return max(0.0, self.total_ms - self.scripted_ms)
+
+
+class _Clock:
+    """Per request: the scripted pause time slept so far, and whether it hung."""
+
+    __slots__ = ("hung", "kind", "paused_ms")
+
+    def __init__(self) -> None:
+        self.paused_ms = 0.0
+        self.hung = False
+        self.kind = ""
+
+
 # -- the server -----------------------------------------------------------------------------
 class ModelServer:
     """A scripted model API on loopback, driven by one fake_clis scenario."""
@@ -258,6 +293,7 @@ class ModelServer:
         self.models = tuple(models)
         self._requested_port = port
         self._log = RequestLog(log_path)
+        self._timings: list[RequestTiming] = []
         self._seq = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self._stopping: asyncio.Event | None = None
@@ -290,6 +326,11 @@ class ModelServer:
     def requests(self) -> list[RequestRecord]:
         """Every request so far, in arrival order (a copy)."""
         return self._log.records
+
+    @property
+    def timings(self) -> list[RequestTiming]:
+        """The server's own time per finished request, in finishing order (a copy)."""
+        return list(self._timings)
 
     @property
     def log_path(self) -> str | None:
@@ -399,13 +440,33 @@ class ModelServer:
 
     # -- requests ---------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        t = time.time()
+        started = time.perf_counter()
+        clock = _Clock()
         seq = next(self._seq)
+        try:
+            return await self._respond(request, seq, clock)
+        finally:
+            self._timings.append(
+                RequestTiming(
+                    seq=seq,
+                    path=request.path,
+                    reply_kind=clock.kind,
+                    total_ms=(time.perf_counter() - started) * 1000,
+                    scripted_ms=clock.paused_ms,
+                    hung=clock.hung,
+                )
+            )
+
+    async def _respond(
+        self, request: web.Request, seq: int, clock: _Clock
+    ) -> web.StreamResponse:
+        t = time.time()
         route = resolve_route(request.method, request.path)
         headers = {k: v for k, v in request.headers.items()}
 
         def log(status: int, kind: str, conv: Conversation | None = None,
                 plan: ReplyPlan | None = None, model: str | None = None) -> None:
+            clock.kind = kind
             self._log.append(
                 redacted(
                     t=t,
@@ -490,7 +551,7 @@ class ModelServer:
             return web.json_response(payload, status=status)
         ids = ReplyIds(seq, int(t))
         if plan.stall_ms:
-            await self._pause(plan.stall_ms)
+            await self._pause(plan.stall_ms, clock)
         error = plan.leading_error if conv.stream else _first_error(plan)
         if error is not None:
             status, payload = provider.error_reply(error)
@@ -498,15 +559,19 @@ class ModelServer:
             return web.json_response(payload, status=status, headers=RETRY_HEADERS)
         log(200, plan.kind, conv, plan)
         if conv.stream:
-            return await self._send_stream(request, provider.render_stream(plan, conv, ids))
+            return await self._send_stream(
+                request, provider.render_stream(plan, conv, ids), clock
+            )
         for block in plan.blocks:
             if isinstance(block, Pause):
-                await self._pause(block.ms)
+                await self._pause(block.ms, clock)
             elif isinstance(block, HangBlock):
-                await self._hang()
+                await self._hang(clock)
         return web.json_response(provider.render_json(plan, conv, ids))
 
-    async def _send_stream(self, request: web.Request, frames: list[Frame]) -> web.StreamResponse:
+    async def _send_stream(
+        self, request: web.Request, frames: list[Frame], clock: _Clock
+    ) -> web.StreamResponse:
         response = web.StreamResponse(
             status=200,
             headers={"Content-Type": "text/event-stream; charset=utf-8",
@@ -523,9 +588,9 @@ class ModelServer:
                     await response.write(bytes(buffer))
                     buffer.clear()
                 if isinstance(frame, Pause):
-                    await self._pause(frame.ms)
+                    await self._pause(frame.ms, clock)
                 else:
-                    await self._hang()
+                    await self._hang(clock)
                     return response
             if buffer:
                 await response.write(bytes(buffer))
@@ -534,16 +599,21 @@ class ModelServer:
             pass
         return response
 
-    async def _pause(self, ms: int) -> None:
-        """Sleep ``ms`` (cut short when the server stops)."""
-        if self._stopping is None:
-            await asyncio.sleep(ms / 1000)
-            return
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), ms / 1000)
+    async def _pause(self, ms: int, clock: _Clock) -> None:
+        """Sleep ``ms`` (cut short when the server stops); the time slept goes on ``clock``."""
+        started = time.perf_counter()
+        try:
+            if self._stopping is None:
+                await asyncio.sleep(ms / 1000)
+                return
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), ms / 1000)
+        finally:
+            clock.paused_ms += (time.perf_counter() - started) * 1000
 
-    async def _hang(self) -> None:
+    async def _hang(self, clock: _Clock) -> None:
         """Hold the response open until the server stops (or the client leaves)."""
+        clock.hung = True
         if self._stopping is not None:
             await self._stopping.wait()
 
