@@ -144,6 +144,12 @@ RULES: tuple[Rule, ...] = (
         "forbidden) and validate against it.",
     ),
     _rule(
+        "MODEL-TOOL-ARGS-001",
+        "Streamed tool arguments are cut into pieces of about 32 characters that join to the "
+        "arguments, never inside a JSON string of up to 512 characters (a path stays whole in "
+        "one delta, so a recording's scrubber can find it in a CLI's echo of the deltas).",
+    ),
+    _rule(
         "MODEL-TOOL-004",
         "A path is made absolute under the cwd the request mentions when the tool's schema "
         "or description asks for absolute paths, and left relative otherwise.",

@@ -36,7 +36,7 @@ from harness.modelserver.scenario_script import (
     ToolBlock,
     Usage,
 )
-from harness.modelserver.sse import Frame, ReplyIds, pieces, sse
+from harness.modelserver.sse import Frame, ReplyIds, json_pieces, sse
 from harness.modelserver.tools import ToolOffer
 
 __all__ = [
@@ -220,7 +220,7 @@ def _block_frames(block: ThinkingBlock | TextBlock | ToolBlock, index: int) -> l
     else:
         call = block.call
         start({"type": "tool_use", "id": call.call_id, "name": call.name, "input": {}})
-        for part in pieces(json.dumps(dict(call.arguments), ensure_ascii=False)):
+        for part in json_pieces(json.dumps(dict(call.arguments), ensure_ascii=False)):
             delta({"type": "input_json_delta", "partial_json": part})
     out.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
     return out

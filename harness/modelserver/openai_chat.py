@@ -35,7 +35,7 @@ from harness.modelserver.scenario_script import (
     ToolBlock,
     Usage,
 )
-from harness.modelserver.sse import DONE, Frame, ReplyIds, pieces, sse
+from harness.modelserver.sse import DONE, Frame, ReplyIds, json_pieces, sse
 from harness.modelserver.tools import ToolOffer
 
 __all__ = ["API", "FINISH_REASONS", "error_reply", "read_request", "render_json",
@@ -179,7 +179,7 @@ def render_stream(plan: ReplyPlan, conv: Conversation, ids: ReplyIds) -> list[Fr
                 "type": "function",
                 "function": {"name": call.name, "arguments": ""},
             }]}))
-            for part in pieces(call.payload):
+            for part in json_pieces(call.payload):
                 frames.append(chunk({"tool_calls": [
                     {"index": tool_index, "function": {"arguments": part}}
                 ]}))

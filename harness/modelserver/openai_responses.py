@@ -38,7 +38,7 @@ from harness.modelserver.scenario_script import (
     ToolBlock,
     Usage,
 )
-from harness.modelserver.sse import Frame, ReplyIds, pieces, sse
+from harness.modelserver.sse import Frame, ReplyIds, json_pieces, pieces, sse
 from harness.modelserver.tools import ToolOffer
 
 __all__ = ["API", "error_reply", "read_request", "render_json", "render_stream"]
@@ -282,7 +282,7 @@ def _item_events(s: _Stream, block: Any, item: dict[str, Any], index: int) -> No
         prefix = "response.custom_tool_call_input" if custom else (
             "response.function_call_arguments"
         )
-        for piece_text in pieces(item[key]):
+        for piece_text in pieces(item[key]) if custom else json_pieces(item[key]):
             s.emit(f"{prefix}.delta", {**at, "delta": piece_text})
         s.emit(f"{prefix}.done", {**at, key: item[key]})
     s.emit("response.output_item.done", {"output_index": index, "item": item})
