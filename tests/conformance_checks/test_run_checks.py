@@ -137,6 +137,39 @@ def test_an_event_off_the_schema_fails() -> None:
     assert_fails(judge(happy_run(events=unknown), "EVENT-SCHEMA-001"), "EVENT-SCHEMA-001", "#10")
 
 
+_EVENT_TYPES = (
+    "status", "text_delta", "thinking_start", "thinking_delta", "thinking_end", "tool_use",
+    "tool_input_delta", "tool_in_flight", "tool_result", "usage", "turn_end", "error", "raw",
+    "artifact", "fabricated_role_marker", "file_write",
+)
+_json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
+_json_values = st.recursive(
+    _json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                               max_size=3),
+    max_leaves=6,
+)
+_EVENT_KEYS = ("label", "delta", "id", "name", "input", "tool_use_id", "content", "is_error",
+               "stop_reason", "message", "line", "source", "marker", "usage", "terminal")
+
+
+@pytest.mark.rule("EVENT-SCHEMA-001")
+@settings(max_examples=300)
+@given(
+    st.one_of(st.sampled_from(_EVENT_TYPES), _json_scalars),
+    st.dictionaries(st.sampled_from(_EVENT_KEYS), _json_values, max_size=5),
+)
+def test_checking_an_event_by_its_type_agrees_with_the_whole_schema(
+    kind: Any, fields: dict[str, Any]
+) -> None:
+    from conformance.checks.runs import _event_validator, event_schema_error
+
+    event = {**fields, "type": kind}
+    assert (event_schema_error(event) is None) == _event_validator().is_valid(event)
+    for real in happy_events():
+        assert event_schema_error(real) is None
+
+
 @pytest.mark.rule("RUN-TOOL-PAIR-001")
 def test_a_tool_result_for_an_unknown_tool_fails() -> None:
     events = happy_events()
