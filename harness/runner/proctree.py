@@ -67,13 +67,46 @@ class _PpidTable:
             now = time.monotonic()
             if now - self._taken > PPID_MAP_TTL_S:
                 wall = time.time()
-                fresh: dict[int, int] = {}
-                for proc in psutil.process_iter(["ppid"]):
-                    ppid = proc.info.get("ppid")
-                    if isinstance(ppid, int):
-                        fresh[proc.pid] = ppid
+                fresh = scan_ppids()
                 self._table, self._taken, self.scanned_at = fresh, now, wall
             return self._table, self.scanned_at
+
+
+def scan_ppids() -> dict[int, int]:
+    """pid -> parent pid of every process now (Linux: straight from ``/proc``).
+
+    psutil builds a Process per pid and reads its stat file two or three times (identity,
+    then the asked field); reading each ``/proc/<pid>/stat`` once is ~4x cheaper, and
+    ``harness conform`` scans five times a second. Elsewhere, or when ``/proc`` cannot be
+    read, psutil does it.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            return _scan_proc()
+    table: dict[int, int] = {}
+    for proc in psutil.process_iter(["ppid"]):
+        ppid = proc.info.get("ppid")
+        if isinstance(ppid, int):
+            table[proc.pid] = ppid
+    return table
+
+
+def _scan_proc() -> dict[int, int]:
+    table: dict[int, int] = {}
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                    data = stat.read()
+            except OSError:  # exited since the listing, or not ours to read
+                continue
+            # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+            rest = data[data.rfind(b")") + 2 :].split(b" ", 2)
+            if len(rest) >= 2 and rest[1].isdigit():
+                table[int(entry.name)] = int(rest[1])
+    return table
 
 
 _PPID_TABLE = _PpidTable()

@@ -268,3 +268,30 @@ def test_a_tree_that_survives_sigkill_is_reported_not_waited_for_forever(
                     proc.kill()
             except psutil.Error:
                 continue
+
+
+@pytest.mark.rule("RUN-OWNED-001")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux only)")
+def test_the_proc_scan_knows_each_parent_even_with_parentheses_in_the_name(
+    tmp_path: Path,
+) -> None:
+    """The tree snapshot's pid -> ppid table, read from /proc: a process name (comm) may
+    hold spaces and parentheses, which must not shift the ppid field."""
+    from harness.runner.proctree import _scan_proc, scan_ppids
+
+    odd = tmp_path / "x) 1 (y"
+    odd.symlink_to(sys.executable)
+    child = subprocess.Popen([str(odd), "-c", "import time; time.sleep(30)"])
+    try:
+        table = scan_ppids()
+        assert table[child.pid] == os.getpid()
+        assert table[os.getpid()] == os.getppid()
+        assert psutil.Process(child.pid).name().startswith("x) 1 (y")
+        # What psutil says, for processes no other test can re-parent meanwhile.
+        ours = _scan_proc()
+        theirs = {p.pid: p.info["ppid"] for p in psutil.process_iter(["ppid"])}
+        for pid in (child.pid, os.getpid(), os.getppid()):
+            assert ours[pid] == theirs[pid], pid
+    finally:
+        child.kill()
+        child.wait()
