@@ -18,11 +18,21 @@ qwen          ``qwen --yolo [--model M]``                          stdin        
 How each one renders the scenario (text chunks are written as they stream, one line per
 text step):
 
-* **aider** (real-clis second batch: plain text only, edits are text blocks in its "whole"
-  edit format): a header (``Aider v…``, ``Model: … with whole edit format``), reasoning in a
-  ``► **THINKING**`` / ``► **ANSWER**`` frame, a write as ``<path>`` + a fenced listing +
-  ``Applied edit to <path>``, usage as ``Tokens: N sent, M received. Cost: …``. Without
-  ``--yes-always`` it asks ``Create new file <path>? (Y)es/(N)o [Yes]:`` and reads stdin.
+* **aider** (aider 0.86.2 with ``--no-pretty``, recordings/real/aider/): a blank line and
+  the announcements (``Aider v…``, ``Model: … with whole edit format``, ``Git repo: none``,
+  ``Repo-map: disabled``), a blank line, then the model's reply streamed as the scripted
+  server sends it to a CLI with no tools (a write is a "whole"-format file listing, a shell
+  step a fenced ``bash`` block), reasoning framed by ``► **THINKING**`` / ``► **ANSWER**``,
+  a blank line and ``Tokens: N sent, M received.`` (a ``Cost:`` only when the scenario's
+  usage gives ``cost_usd``: offline the model has no price). The reply is then parsed as file
+  listings: a new file is confirmed (a blank line and its path; without ``--yes-always`` also
+  ``Create new file? (Y)es/(N)o [Yes]:`` read from stdin) and ``Applied edit to <path>``; a
+  reply that does not parse (a ``bash`` block has no file name) is reflected to the model up
+  to three times, then ``Only 3 reflections allowed, stopping.``. An API error is printed as
+  litellm's exception and aider's description, retried on aider's backoff schedule (printed,
+  not waited out) and the run exits 0. aider's own lines wrap at the console width, as Rich
+  wraps them (``$COLUMNS``, else 80). Not emulated: ``--no-stream``, ``--file``/``--read``
+  and git beyond the ``Git repo:`` line.
 * **deepseek** (seed 000 §5.11): text deltas on stdout, tool-call notifications (and the
   reasoning, and the token count) on stderr. Without ``--auto`` a tool call asks on stderr
   and waits for a stdin line (an open stdin means the run hangs, as the seed warns; EOF is a
@@ -51,9 +61,14 @@ Not emulated: qwen ``--output-format json|stream-json`` (its structured modes ar
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import os
+import re
 import time
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -313,73 +328,506 @@ _AIDER_OPTIONS: tuple[Option, ...] = (
 )
 
 
+# What aider 0.86.2 prints, read from its source (aider/main.py, io.py, coders/base_coder.py,
+# coders/wholefile_coder.py, reasoning_tags.py, exceptions.py, models.py, utils.py) and
+# checked against the real CLI on the scripted model server (recordings/real/aider/).
+
+#: aider/reasoning_tags.py: the tag aider wraps streamed reasoning in, and how it shows it.
+_AIDER_TAG = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"
+_AIDER_THINKING = "--------------\n► **THINKING**"
+_AIDER_ANSWER = "------------\n► **ANSWER**"
+_AIDER_TAG_OPEN = re.compile(rf"\s*<{_AIDER_TAG}>\s*")
+_AIDER_TAG_CLOSE = re.compile(rf"\s*</{_AIDER_TAG}>\s*")
+_AIDER_TAG_PAIR = re.compile(rf"<{_AIDER_TAG}>.*?</{_AIDER_TAG}>", re.DOTALL)
+#: aider/urls.py edit_errors, printed when a reply does not parse in the edit format.
+_AIDER_EDIT_ERRORS = "https://aider.chat/docs/troubleshooting/edit-errors.html"
+#: Coder.max_reflections: re-sends of a reply that did not parse, then "Only 3 ...".
+_AIDER_MAX_REFLECTIONS = 3
+#: aider/models.py RETRY_TIMEOUT: the retry delay starts at 0.125 s and doubles before each
+#: retry; a retry whose delay would pass this is not made.
+_AIDER_RETRY_TIMEOUT = 60.0
+#: Steps that describe the aider process, not the model: played once, on the first reply
+#: (the model server skips them, harness/modelserver/scenario_script.py CLI_SIDE_STEPS).
+_AIDER_CLI_SIDE = frozenset(
+    {"stderr", "noise", "malformed", "foreign", "oversize", "spawn_tree", "crash"}
+)
+_SERVERS_DOWN = "The API provider's servers are down or overloaded."
+_TIMED_OUT = (
+    "The API provider timed out without returning a response. They may be down or overloaded."
+)
+#: HTTP status -> (litellm exception, prefix of its message, aider retries it, aider's
+#: description of it). litellm's exception_mapping_utils maps an OpenAI-compatible
+#: provider's status this way ("litellm.<Exception>: <prefix>OpenAIException - <message>");
+#: aider/exceptions.py holds the retry flag and the description. Measured: 500.
+_AIDER_API_ERRORS: dict[int, tuple[str, str, bool, str | None]] = {
+    400: ("BadRequestError", "", False, None),
+    401: (
+        "AuthenticationError",
+        "AuthenticationError: ",
+        False,
+        "The API provider is not able to authenticate you. Check your API key.",
+    ),
+    404: ("NotFoundError", "NotFoundError: ", False, None),
+    408: ("Timeout", "Timeout Error: ", True, _TIMED_OUT),
+    422: ("BadRequestError", "", False, None),
+    429: (
+        "RateLimitError",
+        "RateLimitError: ",
+        True,
+        "The API provider has rate limited you. Try again later or check your quotas.",
+    ),
+    500: ("InternalServerError", "InternalServerError: ", True, _SERVERS_DOWN),
+    502: ("BadGatewayError", "BadGatewayError: ", True, _SERVERS_DOWN),
+    503: ("ServiceUnavailableError", "ServiceUnavailableError: ", True, _SERVERS_DOWN),
+    504: ("Timeout", "Timeout Error: ", True, _TIMED_OUT),
+}
+_AIDER_OTHER_API_ERROR = ("APIError", "APIError: ", True, None)
+_URL = re.compile(r'(https?://[^\s/$.?#].[^\s"]*)')
+
+
+def _aider_tokens(count: int) -> str:
+    """aider/utils.py format_tokens: 589, 1.2k, 12k."""
+    if count < 1000:
+        return f"{count}"
+    if count < 10000:
+        return f"{count / 1000:.1f}k"
+    return f"{round(count / 1000)}k"
+
+
+def _aider_cost(value: float) -> str:
+    """Coder.calculate_and_show_tokens_and_cost's format_cost."""
+    if value == 0:
+        return "0.00"
+    magnitude = abs(value)
+    if magnitude >= 0.01:
+        return f"{value:.2f}"
+    return f"{value:.{max(2, 2 - int(math.log10(magnitude)))}f}"
+
+
+def _aider_tool_text(step: Step) -> str:
+    """A tool step as the scripted model server renders it for aider, which offers no tools
+    (harness/modelserver/scenario_script.py ``_tool_as_text``, "whole" edit format)."""
+    tool = step.get("tool")
+    if tool == "write":
+        content = str(step.get("content", ""))
+        if not content.endswith("\n"):
+            content += "\n"
+        return f"\n{step.get('path', 'hello.html')}\n```\n{content}```\n"
+    if tool == "shell":
+        return f"\n```bash\n{step.get('command', '')}\n```\n"
+    return f"\n{step.get('name', 'tool')}: {json.dumps(step.get('input', {}))}\n"
+
+
+def _aider_edits(content: str, chat_files: list[str]) -> list[tuple[str, str]]:
+    """WholeFileCoder.get_edits: ``(path, new content)`` per file listing, in reply order
+    (the first listing of a path wins). Raises ValueError as aider does for a fence with no
+    file name before it (and no single chat file to fall back on)."""
+    fence = "```"
+    lines = content.splitlines(keepends=True)
+    edits: list[tuple[str, str, list[str]]] = []
+    saw: str | None = None
+    fname: str | None = None
+    source = ""
+    new_lines: list[str] = []
+    for i, line in enumerate(lines):
+        if line.startswith(fence):
+            if fname is not None:  # the end of a listing
+                saw = None
+                edits.append((fname, source, new_lines))
+                fname, source, new_lines = None, "", []
+                continue
+            if i > 0:
+                source = "block"
+                fname = lines[i - 1].strip().strip("*").rstrip(":").strip("`").lstrip("#")
+                fname = fname.strip()
+                if len(fname) > 250:
+                    fname = ""
+                if fname and fname not in chat_files and Path(fname).name in chat_files:
+                    fname = Path(fname).name
+            if not fname:
+                if saw:
+                    fname, source = saw, "saw"
+                elif len(chat_files) == 1:
+                    fname, source = chat_files[0], "chat"
+                else:
+                    raise ValueError(f"No filename provided before {fence} in file listing")
+        elif fname is not None:
+            new_lines.append(line)
+        else:
+            for raw_word in line.strip().split():
+                word = raw_word.rstrip(".:,;!")
+                for chat_file in chat_files:
+                    if word == f"`{chat_file}`":
+                        saw = chat_file
+    if fname:
+        edits.append((fname, source, new_lines))
+    seen: set[str] = set()
+    refined: list[tuple[str, str]] = []
+    for wanted in ("block", "saw", "chat"):
+        for path, origin, body in edits:
+            if origin == wanted and path not in seen:
+                seen.add(path)
+                refined.append((path, "".join(body)))
+    return refined
+
+
+def _aider_strip_reasoning(text: str) -> str:
+    """aider/reasoning_tags.py remove_reasoning_content (the reply aider parses)."""
+    text = _AIDER_TAG_PAIR.sub("", text).strip()
+    closing = f"</{_AIDER_TAG}>"
+    if closing in text:
+        text = text.split(closing, 1)[1].strip()
+    return text
+
+
+# -- Rich, as aider's --no-pretty console prints a line (rich/_wrap.py, rich/text.py) --------
+
+_RICH_WORD = re.compile(r"\s*\S+\s*")
+_RICH_TRAILING_SPACE = re.compile(r"\s+$")
+
+
+def _cells(text: str) -> int:
+    """Terminal cells of ``text`` (rich.cells.cell_len: wide East Asian characters take two,
+    combining marks and control characters none)."""
+    total = 0
+    for char in text:
+        if ord(char) < 32 or unicodedata.combining(char):
+            continue
+        total += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return total
+
+
+def _chop_cells(text: str, width: int) -> list[str]:
+    """rich.cells.chop_cells: ``text`` cut into pieces of at most ``width`` cells."""
+    lines: list[str] = []
+    start = size = 0
+    for index, char in enumerate(text):
+        cell = _cells(char)
+        if size + cell > width:
+            lines.append(text[start:index])
+            start, size = index, 0
+        size += cell
+    if size:
+        lines.append(text[start:])
+    return lines
+
+
+def _divide_line(text: str, width: int) -> list[int]:
+    """rich._wrap.divide_line (fold=True): the offsets where ``text`` wraps."""
+    breaks: list[int] = []
+    offset = 0
+    match = _RICH_WORD.match(text, 0)
+    while match is not None:
+        start, end = match.span()
+        word = match.group(0)
+        length = _cells(word.rstrip())
+        if width - offset >= length:
+            offset += _cells(word)
+        elif length > width:
+            folded = _chop_cells(word, width)
+            for number, piece in enumerate(folded, 1):
+                if start:
+                    breaks.append(start)
+                if number == len(folded):
+                    offset = _cells(piece)
+                else:
+                    start += len(piece)
+        elif offset and start:
+            breaks.append(start)
+            offset = _cells(word)
+        match = _RICH_WORD.match(text, end)
+    return breaks
+
+
+def _crop_cells(text: str, width: int) -> str:
+    size = 0
+    for index, char in enumerate(text):
+        size += _cells(char)
+        if size > width:
+            return text[:index]
+    return text
+
+
+def _rich_lines(message: str, width: int) -> list[str]:
+    """The lines Rich's ``Console.print(Text(message))`` writes at ``width`` columns: each
+    line word-wrapped, whitespace past the width dropped, then cropped (rich Text.wrap)."""
+    out: list[str] = []
+    for line in message.split("\n"):
+        bounds = [0, *_divide_line(line, width), len(line)]
+        for a, b in itertools.pairwise(bounds):
+            piece = line[a:b]
+            if len(piece) > width:
+                trailing = _RICH_TRAILING_SPACE.search(piece)
+                if trailing is not None:
+                    piece = piece[: len(piece) - min(len(trailing.group(0)), len(piece) - width)]
+            if _cells(piece) > width:
+                piece = _crop_cells(piece, width)
+            out.append(piece)
+    return out
+
+
+def _console_width(env: Mapping[str, str]) -> int:
+    """rich Console.size off a terminal: $COLUMNS, else a terminal on fd 0-2, else 80."""
+    width = 0
+    for fd in (0, 1, 2):
+        try:
+            width = os.get_terminal_size(fd).columns
+        except (AttributeError, ValueError, OSError):
+            continue
+        break
+    columns = env.get("COLUMNS", "")
+    if columns.isdigit():
+        width = int(columns)
+    return width or 80
+
+
 class _Aider(_Plain):
+    """aider 0.86.2 with ``--message``: the "whole" edit format, streamed, no colours.
+
+    One ``send`` is one model reply: the scenario played as the scripted server streams it
+    to aider (all of it in one reply: aider offers no tools, so a write or a shell step is
+    text). The reply is parsed as file listings; a reply that does not parse is sent back
+    ("reflected") up to three times, and the server answers the same each time.
+    """
+
     agent = "aider"
 
+    def __init__(self, run: FakeRun, prompt: str) -> None:
+        super().__init__(run, prompt)
+        self.width = _console_width(run.env)
+        self.restored = False
+        self.chat_files: list[str] = []
+        self.total_cost = 0.0
+        self.message_cost = 0.0
+        self.api_failed = False
+        self.line_start = True
+        self.played_cli_steps = False
+
+    # -- output ------------------------------------------------------------------------
+
+    def emit(self, text: str) -> None:
+        """Raw stdout (the streamed reply, an input() question)."""
+        if text:
+            self.run.out_raw(text.encode("utf-8"))
+            self.line_start = text.endswith("\n")
+
+    def say(self, message: str = "") -> None:
+        """io.tool_output / tool_warning / tool_error with --no-pretty: a Rich console line
+        on stdout, wrapped at the console width."""
+        self.emit("".join(line + "\n" for line in _rich_lines(message, self.width)))
+
     def header(self) -> None:
+        """main.py: io.rule() (a blank line without --pretty), then the announcements.
+
+        Before them, aider's InputOutput sets up its terminal: on a dumb TERM it says so on
+        stdout; otherwise prompt_toolkit warns on stderr when stdin is not a terminal."""
         p = self.run.parsed
-        model = p.value("--model") or "gpt-4o"
-        self.run.out(f"Aider v{_AIDER_VERSION}")
-        self.run.out(f"Model: {model} with whole edit format")
-        self.run.out("Git repo: none" if p.has("--no-git") else "Git repo: .git with 0 files")
-        self.run.out("Repo-map: disabled")
+        if self.run.env.get("TERM", "").lower() in ("dumb", "unknown"):
+            self.say("Detected dumb terminal, disabling fancy input and pretty output.")
+        elif not self.run.stdin.isatty():
+            self.run.err(f"Warning: Input is not a terminal (fd={self.run.stdin.fileno()}).\n")
+        self.emit("\n")
+        self.say(f"Aider v{_AIDER_VERSION}")
+        self.say(f"Model: {p.value('--model') or 'gpt-4o'} with whole edit format")
+        self.say("Git repo: none" if p.has("--no-git") else "Git repo: .git with 0 files")
+        self.say("Repo-map: disabled")
+        if self.restored:
+            self.say("Restored previous conversation history.")
 
-    def thinking(self, step: Step) -> None:
-        self.run.out("--------------\n► **THINKING**\n")
-        self.write_text(step.chunks)
-        self.run.out("\n------------\n► **ANSWER**\n")
+    def confirm(self, question: str, subject: str, *, allow_never: bool = False) -> bool:
+        """io.confirm_ask: a blank line and the subject, then, without --yes-always, the
+        question through input() (stdout, no newline; EOF or an empty answer is Yes).
 
-    def approve(self, kind: str, target: str) -> bool:
-        if kind == "shell":
-            if self.run.parsed.has("--no-suggest-shell-commands"):
-                return False
-            if self.run.parsed.has("--yes-always"):
-                return True
-            return _ask(
-                self.run, "Run shell command? (Y)es/(N)o [Yes]: ", on_stdout=True, default=True
-            )
-        if kind != "write" or self.run.parsed.has("--yes-always"):
+        This is aider's plain input() path (as with TERM=dumb); on a capable TERM aider asks
+        through prompt_toolkit even with stdin on a pipe, which redraws the question."""
+        self.say()
+        self.say(subject)
+        if self.run.parsed.has("--yes-always"):
             return True
-        return _ask(
-            self.run, f"Create new file {target}? (Y)es/(N)o [Yes]: ", on_stdout=True, default=True
-        )
+        valid = ["yes", "no", "skip", "all"]
+        options = " (Y)es/(N)o"
+        if allow_never:
+            options += "/(D)on't ask again"
+            valid.append("don't")
+        while True:
+            self.emit(f"{question}{options} [Yes]: ")
+            line = self.run.read_stdin_line()
+            answer = "y" if line is None else line.decode("utf-8", "replace").lower() or "y"
+            if any(v.startswith(answer) for v in valid):
+                return answer[0] in ("y", "a")
+            self.say(f"Please answer with one of: {', '.join(valid)}")
 
-    def tool(self, step: Step) -> None:
-        kind = str(step.get("tool", "other"))
-        if kind == "write":
-            # The "whole" edit format: the model writes the path and the complete listing.
-            self.run.out(f"\n{step.get('path', 'file.txt')}\n```")
-            self.write_text([str(step.get("content", "")).rstrip("\n")])
-            self.run.out("```\n")
-        elif kind == "shell":
-            self.run.out(f"\n```bash\n{step.get('command', '')}\n```\n")
-        super().tool(step)
+    # -- one reply -----------------------------------------------------------------------
 
-    def show_tool(self, step: Step, name: str, target: str, ok: bool, output: str) -> None:
-        kind = str(step.get("tool", "other"))
-        if kind == "write":
-            self.run.out(f"Applied edit to {target}" if ok else f"Unable to write {target}")
-        elif kind == "shell":
-            self.run.out(f"Running {target}")
-            self.write_text([output.rstrip("\n")])
+    def send(self) -> str:
+        """Coder.send_message: stream a reply (retrying an API error as aider does), print
+        the token report; returns the reply aider parses."""
+        delay = 0.125
+        while True:
+            partial, error = self.stream()
+            if error is None:
+                break
+            status = int(error.get("status", 500))
+            name, prefix, retry, description = _AIDER_API_ERRORS.get(
+                status, _AIDER_OTHER_API_ERROR
+            )
+            text = f"litellm.{name}: {prefix}OpenAIException - {error.get('message', '')}"
+            if retry:
+                delay *= 2
+                retry = delay <= _AIDER_RETRY_TIMEOUT
+            self.say(text)
+            if description:
+                self.say(description)
+            if not retry:
+                # check_and_open_urls: each URL in the error is offered in a browser.
+                for found in dict.fromkeys(_URL.findall(text)):
+                    url = found.rstrip(".',\"}")
+                    self.confirm("Open URL for more info?", url, allow_never=True)
+                self.api_failed = True
+                break
+            # The fake does not wait out aider's backoff (about 64 s for a 5xx).
+            self.say(f"Retrying in {delay:.1f} seconds...")
+        self.say()
+        content = _aider_strip_reasoning(partial)
+        if self.api_failed:
+            return content  # no token report: the request raised
+        usage = self.usage_step()
+        if usage is not None:
+            sent = int(usage.get("input_tokens", 0))
+            received = int(usage.get("output_tokens", 0))
         else:
-            self.write_text([output])
+            # aider counts with its own tokenizer; a rough estimate stands in for it.
+            sent, received = max(1, len(self.prompt) // 4), max(1, len(content) // 4)
+        report = f"Tokens: {_aider_tokens(sent)} sent, {_aider_tokens(received)} received."
+        # Offline the model has no price, so aider prints no cost; a scenario that gives one
+        # (cost_usd) gets aider's cost report.
+        if usage is not None and usage.get("cost_usd") is not None:
+            cost = float(usage.get("cost_usd"))
+            self.message_cost += cost
+            self.total_cost += cost
+            report += (
+                f" Cost: ${_aider_cost(self.message_cost)} message,"
+                f" ${_aider_cost(self.total_cost)} session."
+            )
+        self.say(report)
+        return content
 
-    def denied(self, step: Step, name: str, target: str) -> None:
-        if str(step.get("tool")) == "write":
-            self.run.out(f"Skipping edits to {target}")
+    def usage_step(self) -> Step | None:
+        steps = [s for s in self.run.scenario.steps if s.kind == "usage"]
+        return steps[-1] if steps else None
 
-    def usage(self, step: Step) -> None:
-        sent, received = int(step.get("input_tokens", 0)), int(step.get("output_tokens", 0))
-        cost = float(step.get("cost_usd", sent * 2.5e-6 + received * 1e-5))
-        self.run.out(
-            f"Tokens: {sent} sent, {received} received. "
-            f"Cost: ${cost:.4f} message, ${cost:.4f} session."
-        )
+    def stream(self) -> tuple[str, Step | None]:
+        """Coder.show_send_output_stream without --pretty: each delta written as it comes,
+        reasoning framed by aider's THINKING/ANSWER markers. Returns the raw reply and the
+        api_error step that ended it, if any."""
+        partial = ""
+        got_reasoning = ended_reasoning = received = False
+        first = not self.played_cli_steps
+        self.played_cli_steps = True
 
-    def api_error(self, step: Step) -> None:
-        self.run.out(f"litellm.InternalServerError: OpenAIException - {step.get('message', '')}")
-        self.run.out("The API provider's servers are down or overloaded.")
+        def delta(kind: str, piece: str) -> None:
+            nonlocal partial, got_reasoning, ended_reasoning, received
+            if not piece:
+                return
+            text = ""
+            if kind == "reasoning":
+                if not got_reasoning:
+                    text += f"<{_AIDER_TAG}>\n\n"
+                got_reasoning = True
+            elif got_reasoning and not ended_reasoning:
+                text += f"\n\n</{_AIDER_TAG}>\n\n"
+                ended_reasoning = True
+            text += piece
+            received = True
+            partial += text
+            text = _AIDER_TAG_OPEN.sub(lambda _m: f"\n{_AIDER_THINKING}\n\n", text)
+            self.emit(_AIDER_TAG_CLOSE.sub(lambda _m: f"\n\n{_AIDER_ANSWER}\n\n", text))
+
+        for step in self.run.scenario.steps:
+            if step.kind == "thinking":
+                for piece in step.chunks:
+                    delta("reasoning", piece)
+            elif step.kind == "text":
+                for piece in step.chunks:
+                    delta("content", piece)
+            elif step.kind == "tool":
+                delta("content", _aider_tool_text(step))
+            elif step.kind == "sleep":
+                self.run.sleep(float(step.get("ms", 0)))
+            elif step.kind == "hang":
+                self.run.hang()
+            elif step.kind == "api_error":
+                return partial, step
+            elif step.kind in _AIDER_CLI_SIDE:
+                if first:
+                    self.cli_step(step)
+            elif step.kind != "usage":
+                raise ValueError(f"aider fake cannot render step kind {step.kind!r}")
+        if not received:
+            self.say("Empty response received from LLM. Check your provider account?")
+        return partial, None
+
+    def cli_step(self, step: Step) -> None:
+        """A fault of the process itself, on a line of its own."""
+        if step.kind in ("noise", "malformed", "foreign", "oversize", "crash"):
+            if not self.line_start and (step.kind != "crash" or step.get("mid_line")):
+                self.emit("\n")
+            self.line_start = step.kind != "crash"
+        self.fault(step)
+
+    def apply(self, content: str) -> bool:
+        """Coder.apply_updates for the whole format; True when the reply is reflected."""
+        try:
+            edits = _aider_edits(content, self.chat_files)
+        except ValueError as exc:
+            self.say("The LLM did not conform to the edit format.")
+            self.say(_AIDER_EDIT_ERRORS)
+            self.say()
+            self.say(str(exc))
+            return True
+        allowed: dict[str, bool] = {}
+        for path, _body in edits:
+            if path not in allowed:
+                allowed[path] = self.allowed_to_edit(path)
+        edited = [(path, body) for path, body in edits if allowed[path]]
+        dry = self.run.parsed.has("--dry-run")
+        for path, body in edited:
+            if not dry:
+                self.run.write_file(path, body)
+        for path, _body in edited:
+            done = f"Did not apply edit to {path} (--dry-run)" if dry else f"Applied edit to {path}"
+            self.say(done)
+        return False
+
+    def allowed_to_edit(self, path: str) -> bool:
+        """Coder.allowed_to_edit without git: a file not in the chat is confirmed first."""
+        if path in self.chat_files:
+            return True
+        if (self.run.cwd / path).exists():
+            question = "Allow edits to file that has not been added to the chat?"
+        else:
+            question = "Create new file?"
+        if not self.confirm(question, path):
+            self.say(f"Skipping edits to {path}")
+            return False
+        self.chat_files.append(path)
+        return True
+
+    # -- the run -------------------------------------------------------------------------
+
+    def main(self) -> int:
+        self.header()
+        self.say()  # main.py: io.tool_output() before coder.run(with_message=...)
+        # Coder.run_one: a reply that does not parse is sent back, at most three times.
+        for reflection in range(_AIDER_MAX_REFLECTIONS + 1):
+            content = self.send()
+            self.answer = [content]
+            if not self.apply(content):
+                break
+            if reflection == _AIDER_MAX_REFLECTIONS:
+                self.say(f"Only {_AIDER_MAX_REFLECTIONS} reflections allowed, stopping.")
+        # aider reports a failed model call as text and exits 0.
+        return 0 if self.api_failed else self.run.scenario.exit_code
 
 
 def _aider_main(run: FakeRun) -> int:
@@ -398,7 +846,9 @@ def _aider_main(run: FakeRun) -> int:
             _Aider(run, "").header()
             return 0
     prior = _latest_session(run) if p.has("--restore-chat-history") else None
-    return _run_session(run, _Aider(run, prompt), prior, via)
+    aider = _Aider(run, prompt)
+    aider.restored = prior is not None
+    return _run_session(run, aider, prior, via)
 
 
 # --------------------------------------------------------------------------- antigravity
