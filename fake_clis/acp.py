@@ -50,9 +50,10 @@ What the fakes do, and where it is written down:
   another ``sessionId``; ``oversize`` one valid ``available_commands_update`` line of exactly
   ``bytes`` bytes (qwen 0.24 writes 560 KB ones, real-clis "Other gotchas"); ``crash`` with
   ``mid_line`` half a frame without a newline, then the exit.
-* **stdin EOF**: the agent exits with the scenario's exit code, unless the scenario sets
+* **stdin EOF**: the agent exits with the scenario's exit code (vibe-acp never does: it
+  waits for the host's SIGTERM), unless the scenario sets
   ``ignore_stdin_close`` (claude-code-acp / codex-acp "close wait", real-clis second batch §5);
-  kilo, vibe, kimi and hermes exit 0 after a prompt failed with an API error, as their
+  kilo, kimi and hermes exit 0 after a prompt failed with an API error, as their
   real servers do (live differential, ``recordings/real/<agent>/api_error.jsonl``).
 * **API errors per agent** (live differential): kimi 1.51.0 ends such a prompt with
   ``end_turn`` and no message; hermes 0.19.0 with the error as an agent message.
@@ -196,6 +197,10 @@ class _Agent:
     #: scenario's). A real ACP server answers the failed prompt with an error and, being a
     #: server, still exits 0 when its client goes (live: kilo 7.7.7, vibe-acp 3.0.2).
     api_error_exit: int | None = None
+    #: Whether the agent exits once its client closes stdin. vibe-acp 3.0.2 does not: each
+    #: of its live runs (recordings/real/vibe/*.jsonl, and a failed api_error run) ended by
+    #: the host's SIGTERM after the close grace (ref §10.1 rule 3 bounds that wait).
+    exits_at_eof: bool = True
     #: How a prompt that hits a scripted API error ends: ``None`` = a JSON-RPC error
     #: response; a string = the turn still ends with ``end_turn``, after that text (with
     #: ``{status}`` and ``{message}`` filled) as one agent message when it is not empty.
@@ -408,6 +413,8 @@ class _AcpServer:
                 break
             self.dispatch(message)
         self.run.linger_if_asked()
+        if not self.agent.exits_at_eof:
+            self.run.hang()
         if self.api_error_seen and self.agent.api_error_exit is not None:
             return self.agent.api_error_exit
         return self.run.scenario.exit_code
@@ -1707,11 +1714,12 @@ _AGENTS: tuple[_Agent, ...] = (
         models=(("devstral-2", "Devstral 2"), ("mistral-medium-3.1", "Mistral Medium 3.1")),
         # Live differential against vibe-acp 3.0.2 (recordings/real/vibe/happy.jsonl,
         # shell.jsonl): write_file's rawInput is {filePath (as the model gave it), content};
-        # bash's is {command}, without a cwd; after a failed prompt it exits 0 at EOF.
+        # bash's is {command}, without a cwd; it never exits at stdin EOF (the host's
+        # SIGTERM ends every run, a failed one too).
         write_path_key="filePath",
         write_path_as_given=True,
         shell_input_cwd=False,
-        api_error_exit=0,
+        exits_at_eof=False,
     ),
 )
 

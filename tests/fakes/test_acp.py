@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -52,6 +53,8 @@ from harness.protocols.base import (
 from tests.fakes.conftest import FakeCli, StdoutPump, events_of, install_shim, kill_tree, text_of
 
 ACP_AGENTS = ("amr", "devin", "hermes", "kimi", "kiro", "kilo", "reasonix", "trae-cli", "vibe")
+#: Agents that do not exit at stdin EOF (live: every vibe-acp 3.0.2 run ended by SIGTERM).
+LINGERING_AGENTS = frozenset({"vibe"})
 HTML = "<!doctype html>\n<h1>Hello</h1>\n"
 PROMPT = "Create hello.html"
 
@@ -250,8 +253,15 @@ def scenario(fake: FakeCli, name: str, steps: list[dict[str, Any]], **top: Any) 
 class RawClient:
     """A hand-written ACP client for the answers the engine never gives."""
 
-    def __init__(self, fake: FakeCli, agent: str, scenario: str = "happy", **env: str) -> None:
-        argv = def_argv(get_agent_def(agent))
+    def __init__(
+        self,
+        fake: FakeCli,
+        agent: str,
+        scenario: str = "happy",
+        args: Sequence[str] | None = None,
+        **env: str,
+    ) -> None:
+        argv = list(args) if args is not None else def_argv(get_agent_def(agent))
         self.proc = fake.popen(agent, argv, scenario=scenario, env=fake.env(scenario, **env))
         self.pump = StdoutPump(self.proc)
         self.fake = fake
@@ -319,9 +329,11 @@ class RawClient:
 def test_happy_run_of_every_acp_agent(fake: FakeCli, agent: str) -> None:
     """FAKE-ACP-001: thinking, text, the write tool (file written), usage, completed."""
     defn = get_agent_def(agent)
-    live = drive(fake, agent, acp_session(agent), request(fake))
+    lingers = agent in LINGERING_AGENTS
+    live = drive(fake, agent, acp_session(agent), request(fake), exit_timeout=1 if lingers else 10)
     assert live.finished == Finished(RunStatus.COMPLETED), live.stderr
-    assert live.code == 0
+    # vibe-acp waits for the host's SIGTERM after stdin closes (drive kills it: code None).
+    assert live.code == (None if lingers else 0)
     thinking = "".join(e.delta for e in events_of(live.events, ThinkingDelta))
     assert thinking == "The user wants a page."
     # hermes 0.19.0 starts the reply after a tool with a blank line
@@ -807,7 +819,7 @@ def test_cancel_stops_the_stream_and_answers_cancelled(fake: FakeCli) -> None:
 
 @pytest.mark.rule("FAKE-ACP-007", "FAKE-ACP-006")
 def test_cancel_while_a_permission_is_pending(fake: FakeCli) -> None:
-    client = RawClient(fake, "vibe")
+    client = RawClient(fake, "amr")
     session_id = client.handshake()
     prompt = client.request(
         "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
@@ -826,7 +838,7 @@ def test_cancel_while_a_permission_is_pending(fake: FakeCli) -> None:
 # --------------------------------------------------------------------------- step kinds
 
 
-def _run(fake: FakeCli, name: str, agent: str = "vibe", **kw: Any) -> Live:
+def _run(fake: FakeCli, name: str, agent: str = "amr", **kw: Any) -> Live:
     return drive(fake, agent, acp_session(agent), request(fake), scenario=name, **kw)
 
 
@@ -996,8 +1008,44 @@ def test_each_def_argv_is_accepted(fake: FakeCli, agent: str) -> None:
     plain = def_argv(defn, fake.cwd)
     probed = def_argv(defn, fake.cwd, model="x", capabilities={"anything": True})
     assert plain == probed
+    if agent in LINGERING_AGENTS:
+        client = RawClient(fake, agent, args=plain, scenario="text")
+        client.handshake()
+        assert _stays_after_eof(client)
+        return
     result = fake.run(agent, plain, scenario="text")
     assert (result.code, result.err) == (0, "")
+
+
+def _stays_after_eof(client: RawClient, wait: float = 0.5) -> bool:
+    """Close stdin; whether the agent is still running ``wait`` s later (then SIGTERM it,
+    as the host does, and check it goes)."""
+    assert client.proc.stdin is not None
+    client.proc.stdin.close()
+    try:
+        client.proc.wait(timeout=wait)
+        return False
+    except subprocess.TimeoutExpired:
+        client.proc.terminate()
+        client.proc.wait(timeout=10)
+        return True
+
+
+@pytest.mark.rule("FAKE-ACP-006")
+def test_vibe_waits_for_the_hosts_sigterm_after_stdin_closes(fake: FakeCli) -> None:
+    """vibe-acp 3.0.2 never exits at stdin EOF, after a completed or a failed prompt
+    (recordings/real/vibe/*.jsonl all end in SIGTERM); other agents exit."""
+    for scenario_name in ("text", "api_error"):
+        client = RawClient(fake, "vibe", scenario=scenario_name)
+        session_id = client.handshake()
+        prompt = client.request(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "x"}]}
+        )
+        client.answer(prompt)
+        assert _stays_after_eof(client), scenario_name
+    other = RawClient(fake, "kilo", scenario="text")
+    other.handshake()
+    assert other.close() == 0
 
 
 @pytest.mark.rule("FAKE-ACP-010")
