@@ -5,8 +5,9 @@ latency the scripted model server adds to each request the real CLIs make.
 
 "Added latency" is measured inside the server on the real CLIs' own requests
 (``ModelServer.timings``, rule MODEL-TIMING-001): from the handler's start (headers read)
-until the reply's last byte is written, minus the pauses the scenario scripts. It is what
-the server costs a CLI, without the CLI's connection handling or a benchmark client's.
+until the reply's last byte is written, minus the time the CLI took to send its body and
+the pauses the scenario scripts. It is what the server costs a CLI, without the CLI's
+connection handling or a benchmark client's.
 Target (issue 7): <= 5 ms at p95 over all requests. ``benchmarks/modelserver.py``
 measures the same thing with synthetic requests against a same-process baseline.
 

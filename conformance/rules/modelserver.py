@@ -186,8 +186,9 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "MODEL-TIMING-001",
-        "Every finished request has a timing in server.timings: the time the server held it "
-        "and the part of that the scenario's pauses took (as slept), so what the server itself "
+        "Every finished request has a timing in server.timings: the time the server held it, "
+        "the part of that the client took to send its body, and the part the scenario's "
+        "pauses took (as slept), so what the server itself "
         "adds per request is measurable on real CLI runs (benchmarks/live.py; issue 7 target: "
         "<= 5 ms at p95); a request held open by a hang step is marked hung.",
     ),

@@ -245,8 +245,10 @@ class RequestTiming:
 
     ``added_ms`` is the latency the server itself adds (issue 7: <= 5 ms at p95): from the
     handler's start (headers parsed) until the reply is handed over (a stream: its last byte
-    written), minus the scripted pauses (measured as slept, so timer slack is not charged to
-    the server). A request held open by a ``hang`` step has no meaningful figure (``hung``).
+    written), minus the time the client took to send its body (``upload_ms``: a CLI writes a
+    50 KB request in several chunks) and minus the scripted pauses (measured as slept, so
+    timer slack is not charged to the server). A request held open by a ``hang`` step has no
+    meaningful figure (``hung``).
     """
 
     seq: int
@@ -255,19 +257,22 @@ class RequestTiming:
     total_ms: float
     scripted_ms: float
     hung: bool = False
+    upload_ms: float = 0.0
 
     @property
     def added_ms(self) -> float:
-        return max(0.0, self.total_ms - self.scripted_ms)
+        return max(0.0, self.total_ms - self.scripted_ms - self.upload_ms)
 
 
 class _Clock:
     """Per request: the scripted pause time slept so far, and whether it hung."""
 
-    __slots__ = ("hung", "kind", "paused_ms")
+    __slots__ = ("hung", "kind", "paused_ms", "started", "upload_ms")
 
     def __init__(self) -> None:
+        self.started = time.perf_counter()
         self.paused_ms = 0.0
+        self.upload_ms = 0.0
         self.hung = False
         self.kind = ""
 
@@ -440,7 +445,6 @@ class ModelServer:
 
     # -- requests ---------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        started = time.perf_counter()
         clock = _Clock()
         seq = next(self._seq)
         try:
@@ -451,9 +455,10 @@ class ModelServer:
                     seq=seq,
                     path=request.path,
                     reply_kind=clock.kind,
-                    total_ms=(time.perf_counter() - started) * 1000,
+                    total_ms=(time.perf_counter() - clock.started) * 1000,
                     scripted_ms=clock.paused_ms,
                     hung=clock.hung,
+                    upload_ms=clock.upload_ms,
                 )
             )
 
@@ -513,6 +518,7 @@ class ModelServer:
 
         provider = _PROVIDERS[_ERROR_SHAPE.get(route.kind, route.kind)]
         raw = await request.read()
+        clock.upload_ms = (time.perf_counter() - clock.started) * 1000
         try:
             body = json.loads(raw) if raw else {}
             if not isinstance(body, dict):

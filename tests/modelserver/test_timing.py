@@ -34,10 +34,14 @@ def test_scripted_pauses_are_counted_apart_from_the_servers_own_time(serve: Serv
     assert (streamed.seq, streamed.path, streamed.reply_kind) == (1, "/v1/messages", "text")
     # asyncio may wake up to a clock tick early; the pauses were slept, not skipped.
     assert streamed.scripted_ms >= 200 - 2 * 16
-    assert streamed.total_ms >= streamed.scripted_ms
-    assert streamed.added_ms == pytest.approx(streamed.total_ms - streamed.scripted_ms)
+    assert streamed.total_ms >= streamed.scripted_ms + streamed.upload_ms
+    assert 0 < streamed.upload_ms < streamed.total_ms  # the body was read before the reply
+    assert streamed.added_ms == pytest.approx(
+        streamed.total_ms - streamed.scripted_ms - streamed.upload_ms
+    )
     assert not streamed.hung
     assert (probe.reply_kind, probe.scripted_ms, probe.hung) == ("probe", 0.0, False)
+    assert probe.upload_ms == 0.0  # no body to wait for
     assert probe.added_ms == probe.total_ms
 
 
@@ -76,3 +80,5 @@ def test_a_hung_request_is_marked_and_timed_when_it_ends(serve: ServeFn) -> None
 def test_added_time_is_never_negative() -> None:
     assert RequestTiming(1, "/", "text", total_ms=5.0, scripted_ms=5.2).added_ms == 0.0
     assert RequestTiming(1, "/", "text", total_ms=7.5, scripted_ms=5.0).added_ms == 2.5
+    late_body = RequestTiming(1, "/", "text", total_ms=9.0, scripted_ms=5.0, upload_ms=3.0)
+    assert late_body.added_ms == 1.0
