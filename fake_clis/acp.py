@@ -67,8 +67,10 @@ What the fakes do, and where it is written down:
   ``approve_for_session`` / ``reject``) and completes with the diff or the output. hermes
   0.19.0 (recordings/real/hermes/happy) sends a write as one ``tool_call`` (``tc-<hex>``,
   ``write: <path>``, kind ``edit``, no ``rawInput``), asks about ``edit-approval-<n>`` (options
-  ``allow_once`` / ``deny``) and sends no update after an approved write; the text of a later
-  model message in the same prompt starts with a blank line.
+  ``allow_once`` / ``deny``) and sends no update after an approved write; a ``terminal``
+  call (recordings/real/hermes/shell) is one ``tool_call`` (``terminal: <command>``, kind
+  ``execute``, no ``rawInput``) and one ``completed`` update listing output and exit code;
+  the text of a model message after a tool starts with a blank line.
 
 The record (``FAKE_CLI_RECORD``) holds, besides the common keys: ``prompt`` (the first
 prompt's text), ``prompts``, ``prompt_via: "acp"``, ``initialize`` (its params),
@@ -806,7 +808,9 @@ class _TurnRenderer:
                 self.update(_chunk("agent_thought_chunk", chunk))
                 self.turn.thinking.append(chunk)
         elif kind == "tool":
-            self.text_ended = bool(self.turn.text)
+            # hermes starts the text after a tool with its separator even when no text came
+            # before (recordings/real/hermes/shell.jsonl: "\n\nThe command printed hi.").
+            self.text_ended = True
             self.tool(step)
         elif kind == "usage":
             self.usage(step)
@@ -949,6 +953,9 @@ class _TurnRenderer:
         if style == "hermes" and tool == "write":
             self.hermes_write(step)
             return
+        if style == "hermes" and tool == "shell":
+            self.hermes_shell(step)
+            return
         self.update({"sessionUpdate": "tool_call", **call})
         record: dict[str, Any] = {k: call[k] for k in ("toolCallId", "title", "kind")}
         self.turn.tools.append(record)
@@ -1069,6 +1076,43 @@ class _TurnRenderer:
             final["content"] = [_text_content(text)]
         record["status"] = final["status"]
         self.update(final)
+
+    def hermes_shell(self, step: Step) -> None:
+        """hermes-agent 0.19.0 (recordings/real/hermes/shell.jsonl): a ``terminal`` call is one
+        ``tool_call`` (id ``tc-<12 hex>``, title ``terminal: <command>``, kind ``execute``, no
+        locations, ``$ <command>`` as its content, no ``rawInput``, no status), then one
+        ``completed`` update whose content is a markdown list of the output and the exit
+        code. With ``--yolo`` nothing is asked. A failing command is reported ``failed`` with
+        its exit code (not recorded live: the fake's choice, so the failure stays visible)."""
+        command = str(step.get("command", ""))
+        call_id = f"tc-{ids.uuid4_hex()[:12]}"
+        call: dict[str, Any] = {
+            "toolCallId": call_id,
+            "title": f"terminal: {command}",
+            "kind": "execute",
+            "locations": [],
+        }
+        self.update(
+            {"sessionUpdate": "tool_call", **call, "content": [_text_content(f"$ {command}")]}
+        )
+        record: dict[str, Any] = {k: call[k] for k in ("toolCallId", "title", "kind")}
+        self.turn.tools.append(record)
+        self.check()
+        failed = bool(step.get("is_error", False))
+        output = step.get("output")
+        text = str(output) if output is not None else ("error" if failed else "")
+        exit_code = int(step.get("exit_code", 1 if failed else 0))
+        result = f"terminal result\n- **output:** {text.rstrip()}\n- **exit_code:** {exit_code}"
+        record["status"] = "failed" if failed else "completed"
+        self.update(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": call_id,
+                "kind": "execute",
+                "status": record["status"],
+                "content": [_text_content(result)],
+            }
+        )
 
     def hermes_write(self, step: Step) -> None:
         """hermes-agent 0.19.0 (recordings/real/hermes/happy.jsonl): the write is one

@@ -711,6 +711,56 @@ def test_hermes_write_matches_its_recording(fake: FakeCli, answer: str, written:
 
 
 @pytest.mark.rule("FAKE-ACP-006")
+@pytest.mark.parametrize(
+    ("scenario_name", "status", "result", "reply"),
+    [
+        ("shell", "completed", "- **output:** hi\n- **exit_code:** 0", "The command printed hi."),
+        (
+            "tool_error",
+            "failed",
+            "- **output:** command failed with exit code 1\n- **exit_code:** 1",
+            "The command failed.",
+        ),
+    ],
+)
+def test_hermes_terminal_matches_its_recording(
+    fake: FakeCli, scenario_name: str, status: str, result: str, reply: str
+) -> None:
+    """recordings/real/hermes/shell.jsonl: `tool_call` "terminal: echo hi" (tc-<hex>, kind
+    execute, no locations, "$ echo hi", no rawInput, no status), nothing asked, one update
+    with the output and exit code, then the reply after a blank line (no text came
+    before it)."""
+    client = RawClient(fake, "hermes", scenario=scenario_name)
+    session_id = client.handshake()
+    prompt = client.request(
+        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+    )
+    assert client.answer(prompt)["result"]["stopReason"] == "end_turn"
+    updates = [
+        f["params"]["update"]
+        for f in stdout_frames(bytes(client.pump.received))
+        if f.get("method") == "session/update"
+    ]
+    assert not [f for f in stdout_frames(bytes(client.pump.received))
+                if f.get("method") == "session/request_permission"]
+    (call,) = [u for u in updates if u["sessionUpdate"] == "tool_call"]
+    command = "echo hi" if scenario_name == "shell" else "false"
+    assert re.fullmatch(r"tc-[0-9a-f]{12}", call["toolCallId"])
+    assert (call["title"], call["kind"], call["locations"]) == (
+        f"terminal: {command}", "execute", []
+    )
+    assert call["content"] == [{"type": "content", "content": {"type": "text",
+                                                               "text": f"$ {command}"}}]
+    assert "rawInput" not in call and "status" not in call
+    (done,) = [u for u in updates if u["sessionUpdate"] == "tool_call_update"]
+    assert (done["toolCallId"], done["status"]) == (call["toolCallId"], status)
+    assert done["content"][0]["content"]["text"] == f"terminal result\n{result}"
+    texts = [u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
+    assert texts == [f"\n\n{reply}"]
+    assert client.close() == 0
+
+
+@pytest.mark.rule("FAKE-ACP-006")
 def test_kimi_shell_matches_its_recording(fake: FakeCli) -> None:
     """recordings/real/kimi/shell.jsonl: `tool_call` "Shell" (in_progress, empty text, no kind
     or rawInput), an update "Shell: echo hi" with the arguments as JSON text, a permission
