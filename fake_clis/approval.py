@@ -168,7 +168,8 @@ GATES: Mapping[str, ApprovalGate] = {
         ApprovalGate(
             "aider",
             _flag("--yes-always"),
-            f"Create new file {_WRITE}? (Y)es/(N)o [Yes]: ",
+            # aider 0.86.2 prints the path on its own line first (io.confirm_ask's subject).
+            "Create new file? (Y)es/(N)o [Yes]: ",
             "ref §8.3",
             native=True,
         ),
