@@ -258,6 +258,9 @@ class RequestTiming:
     scripted_ms: float
     hung: bool = False
     upload_ms: float = 0.0
+    #: CPU time of the server's thread while it held the request: its own work, without
+    #: the waits for a CPU that a busy machine adds to ``added_ms``.
+    cpu_ms: float = 0.0
 
     @property
     def added_ms(self) -> float:
@@ -267,10 +270,11 @@ class RequestTiming:
 class _Clock:
     """Per request: the scripted pause time slept so far, and whether it hung."""
 
-    __slots__ = ("hung", "kind", "paused_ms", "started", "upload_ms")
+    __slots__ = ("cpu_started", "hung", "kind", "paused_ms", "started", "upload_ms")
 
     def __init__(self) -> None:
         self.started = time.perf_counter()
+        self.cpu_started = time.thread_time()
         self.paused_ms = 0.0
         self.upload_ms = 0.0
         self.hung = False
@@ -459,6 +463,7 @@ class ModelServer:
                     scripted_ms=clock.paused_ms,
                     hung=clock.hung,
                     upload_ms=clock.upload_ms,
+                    cpu_ms=(time.thread_time() - clock.cpu_started) * 1000,
                 )
             )
 

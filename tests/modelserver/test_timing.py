@@ -40,6 +40,8 @@ def test_scripted_pauses_are_counted_apart_from_the_servers_own_time(serve: Serv
         streamed.total_ms - streamed.scripted_ms - streamed.upload_ms
     )
     assert not streamed.hung
+    # CPU time is work, not waiting: far less than the 200 ms the pauses slept.
+    assert 0 < streamed.cpu_ms < streamed.scripted_ms
     assert (probe.reply_kind, probe.scripted_ms, probe.hung) == ("probe", 0.0, False)
     assert probe.upload_ms == 0.0  # no body to wait for
     assert probe.added_ms == probe.total_ms
