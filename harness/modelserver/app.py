@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import ipaddress
 import itertools
 import json
@@ -281,6 +282,40 @@ class _Clock:
         self.kind = ""
 
 
+class _GcFreeze:
+    """``gc.freeze()`` while any thread-mode server runs in this process.
+
+    The server shares its process (and the GIL) with the harness, which holds every run's
+    events; a full collection that happens to start in the server's thread traversed all of
+    them, 30-40 ms in the middle of a reply (measured: one per benchmarks/live.py process,
+    in the ``modelserver`` thread). Objects that exist when the first server starts are
+    moved to the permanent generation, which collections skip, and back when the last one
+    stops (so nothing frozen outlives the servers)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+
+    def acquire(self) -> None:
+        with self._lock:
+            if self._users == 0:
+                gc.freeze()
+            self._users += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._users = max(0, self._users - 1)
+            if self._users == 0:
+                gc.unfreeze()
+
+    @property
+    def active(self) -> bool:
+        return self._users > 0
+
+
+_GC_FREEZE = _GcFreeze()
+
+
 # -- the server -----------------------------------------------------------------------------
 class ModelServer:
     """A scripted model API on loopback, driven by one fake_clis scenario."""
@@ -349,6 +384,14 @@ class ModelServer:
     def start(self) -> ModelServer:
         if self._runner is not None or self._thread is not None:
             raise ServerStateError("ModelServer is already running")
+        _GC_FREEZE.acquire()
+        try:
+            return self._start_thread()
+        except BaseException:
+            _GC_FREEZE.release()
+            raise
+
+    def _start_thread(self) -> ModelServer:
         loop = asyncio.new_event_loop()
         thread = threading.Thread(
             target=_run_forever, args=(loop,), name="modelserver", daemon=True
@@ -373,6 +416,7 @@ class ModelServer:
         finally:
             _close_loop(loop, thread)
             self._loop = self._thread = None
+            _GC_FREEZE.release()
 
     def __enter__(self) -> ModelServer:
         return self.start()

@@ -84,3 +84,31 @@ def test_added_time_is_never_negative() -> None:
     assert RequestTiming(1, "/", "text", total_ms=7.5, scripted_ms=5.0).added_ms == 2.5
     late_body = RequestTiming(1, "/", "text", total_ms=9.0, scripted_ms=5.0, upload_ms=3.0)
     assert late_body.added_ms == 1.0
+
+
+@pytest.mark.rule("MODEL-TIMING-001")
+def test_a_running_server_keeps_full_collections_off_the_harness_objects() -> None:
+    """While a thread-mode server runs, what the process held before it started is in the
+    permanent generation (a full collection in the server's thread skips it); the last
+    server to stop gives it back."""
+    import gc
+
+    from harness.modelserver import ModelServer
+
+    assert gc.get_freeze_count() == 0
+    first = ModelServer("text").start()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        second = ModelServer("text").start()
+        second.stop()
+        assert gc.get_freeze_count() >= frozen  # the first server still runs
+    finally:
+        first.stop()
+    # A server that cannot start (its port is taken) leaves nothing frozen.
+    with ModelServer("text") as holder:
+        clash = ModelServer("text", port=holder.port)
+        with pytest.raises(OSError):
+            clash.start()
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0
