@@ -8,10 +8,12 @@ agent ids here is their job (the engine in ``harness/`` never does).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from types import ModuleType
 
 from fake_clis.base import CliSpec
 
-__all__ = ["EMULATOR_MODULES", "all_specs", "emulator_module_of", "spec_for"]
+__all__ = ["EMULATOR_MODULES", "all_specs", "emulator_module_of", "present_emulators", "spec_for"]
 
 #: One module per wire format.
 EMULATOR_MODULES = (
@@ -27,9 +29,8 @@ EMULATOR_MODULES = (
 )
 
 
-def all_specs() -> dict[str, CliSpec]:
-    """agent id -> spec, from every emulator module that is present."""
-    specs: dict[str, CliSpec] = {}
+def present_emulators() -> Iterator[tuple[str, ModuleType]]:
+    """``(module name, module)`` of every emulator module that is present, in order."""
     for name in EMULATOR_MODULES:
         try:
             module = importlib.import_module(name)
@@ -37,6 +38,13 @@ def all_specs() -> dict[str, CliSpec]:
             if exc.name != name:
                 raise
             continue
+        yield name, module
+
+
+def all_specs() -> dict[str, CliSpec]:
+    """agent id -> spec, from every emulator module that is present."""
+    specs: dict[str, CliSpec] = {}
+    for _name, module in present_emulators():
         for agent_id, spec in getattr(module, "SPECS", {}).items():
             if agent_id in specs:
                 raise ValueError(f"two emulators claim agent {agent_id!r}")
@@ -46,13 +54,7 @@ def all_specs() -> dict[str, CliSpec]:
 
 def emulator_module_of(agent_id: str) -> str | None:
     """The emulator module whose ``SPECS`` claims ``agent_id`` (``None``: no fake)."""
-    for name in EMULATOR_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
+    for name, module in present_emulators():
         if agent_id in getattr(module, "SPECS", {}):
             return name
     return None

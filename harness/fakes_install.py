@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import compileall
 import functools
-import importlib
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -66,16 +65,10 @@ class InstallReport:
 
 def list_fakes() -> list[FakeEntry]:
     """Every emulator that is present, by agent id (sorted)."""
-    from fake_clis.catalog import EMULATOR_MODULES
+    from fake_clis.catalog import present_emulators
 
     entries: list[FakeEntry] = []
-    for name in EMULATOR_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
+    for name, module in present_emulators():
         for agent_id, spec in getattr(module, "SPECS", {}).items():
             entries.append(FakeEntry(agent_id=agent_id, module=name, prog=spec.prog))
     return sorted(entries, key=lambda e: e.agent_id)
