@@ -346,10 +346,14 @@ def _shim_lossless(arg: str, *, first: bool) -> bool:
     program="C:\\npm 1\\x.cmd",
     args=["%PATH%", "%SECRET%", '"%A%"', "%X Y%", "a&b", "^%", "%%", "100%", "|<>", "^", '"'],
 )
+@example(program="C:\\0.cmd", args=["", ";"])  # a dropped empty arg makes ";" the first
 def test_cmd_shim_command_line_round_trips(program: str, args: list[str]) -> None:
     """cmd.exe /s /c, %-expansion, both caret/quote passes and the CRT give back argv."""
-    args = [a for i, a in enumerate(args) if _shim_lossless(a, first=i == 0)]
-    argv = [program, *args]
+    kept: list[str] = []
+    for arg in args:  # "first" is the first argument that is kept, not the first drawn
+        if _shim_lossless(arg, first=not kept):
+            kept.append(arg)
+    argv = [program, *kept]
     assert winsplit.split_cmd_shim(cmd_shim_command_line(argv), _ENV) == argv
 
 
