@@ -309,8 +309,9 @@ class _GcFreeze:
                 gc.unfreeze()
 
     @property
-    def active(self) -> bool:
-        return self._users > 0
+    def users(self) -> int:
+        """How many thread-mode servers of this process are running."""
+        return self._users
 
 
 _GC_FREEZE = _GcFreeze()
