@@ -549,7 +549,9 @@ class _Runner:
             self._shims[index] = _install_shims(target, self.root / f"d{index}" / "bin")
         return self._shims[index]
 
-    def _request(self, index: int, scenario: str) -> RunRequest:
+    def _request(self, index: int, scenario: str, parsed: Scenario | None = None) -> RunRequest:
+        """The fake run of ``scenario`` for def ``index`` (``parsed``: the scenario, when the
+        caller has it loaded already)."""
         from fake_clis.scenario import load_scenario
         from harness.defs.types import ResumeStyle
         from harness.runner import RunRequest
@@ -564,7 +566,7 @@ class _Runner:
         env = clean_fake_env(self.base_env, target.defn, shim.parent, home)
         env["FAKE_CLI_SCENARIO"] = scenario
         specify = target.defn.resume_style is ResumeStyle.SPECIFY
-        lingers = load_scenario(scenario).ignore_stdin_close
+        lingers = (parsed or load_scenario(scenario)).ignore_stdin_close
         idle_ms = LINGER_INACTIVITY_TIMEOUT_MS if lingers else INACTIVITY_TIMEOUT_MS
         return RunRequest(
             defn=target.defn,
@@ -591,8 +593,8 @@ class _Runner:
         repro = plan.target.repro(job.scenario)
         self.runs += 1
         try:
-            request = self._request(job.index, job.scenario)
             scenario = load_scenario(job.scenario)
+            request = self._request(job.index, job.scenario, scenario)
             tap = _Tap()
             cancel = asyncio.Event()
             on_event: Callable[[Event], None] | None = None

@@ -1085,32 +1085,43 @@ class _TurnRenderer:
         code. With ``--yolo`` nothing is asked. A failing command is reported ``failed`` with
         its exit code (not recorded live: the fake's choice, so the failure stays visible)."""
         command = str(step.get("command", ""))
-        call_id = f"tc-{ids.uuid4_hex()[:12]}"
-        call: dict[str, Any] = {
-            "toolCallId": call_id,
-            "title": f"terminal: {command}",
-            "kind": "execute",
-            "locations": [],
-        }
-        self.update(
-            {"sessionUpdate": "tool_call", **call, "content": [_text_content(f"$ {command}")]}
-        )
-        record: dict[str, Any] = {k: call[k] for k in ("toolCallId", "title", "kind")}
-        self.turn.tools.append(record)
+        record = self.hermes_call(f"terminal: {command}", "execute", [], f"$ {command}")
         self.check()
         failed = bool(step.get("is_error", False))
         output = step.get("output")
         text = str(output) if output is not None else ("error" if failed else "")
         exit_code = int(step.get("exit_code", 1 if failed else 0))
         result = f"terminal result\n- **output:** {text.rstrip()}\n- **exit_code:** {exit_code}"
-        record["status"] = "failed" if failed else "completed"
+        self.hermes_close(record, "failed" if failed else "completed", result, kind="execute")
+
+    def hermes_call(
+        self, title: str, kind: str, locations: list[dict[str, str]], note: str
+    ) -> dict[str, Any]:
+        """Announce one hermes tool call (id ``tc-<12 hex>``, ``note`` as its content, no
+        ``rawInput``, no status) and return its record in the turn."""
+        call: dict[str, Any] = {
+            "toolCallId": f"tc-{ids.uuid4_hex()[:12]}",
+            "title": title,
+            "kind": kind,
+            "locations": locations,
+        }
+        self.update({"sessionUpdate": "tool_call", **call, "content": [_text_content(note)]})
+        record: dict[str, Any] = {k: call[k] for k in ("toolCallId", "title", "kind")}
+        self.turn.tools.append(record)
+        return record
+
+    def hermes_close(
+        self, record: dict[str, Any], status: str, text: str, **extra: str
+    ) -> None:
+        """End a hermes tool call with one ``tool_call_update`` carrying ``text``."""
+        record["status"] = status
         self.update(
             {
                 "sessionUpdate": "tool_call_update",
-                "toolCallId": call_id,
-                "kind": "execute",
-                "status": record["status"],
-                "content": [_text_content(result)],
+                "toolCallId": record["toolCallId"],
+                **extra,
+                "status": status,
+                "content": [_text_content(text)],
             }
         )
 
@@ -1124,29 +1135,11 @@ class _TurnRenderer:
         fake's choice, so the denial is visible)."""
         rel = str(step.get("path", "file.txt"))
         content = str(step.get("content", ""))
-        call_id = f"tc-{ids.uuid4_hex()[:12]}"
         note = f"Preparing write to {rel}. Approval prompt shows the diff."
-        call: dict[str, Any] = {
-            "toolCallId": call_id,
-            "title": f"write: {rel}",
-            "kind": "edit",
-            "locations": [{"path": rel}],
-        }
-        self.update({"sessionUpdate": "tool_call", **call, "content": [_text_content(note)]})
-        record: dict[str, Any] = {k: call[k] for k in ("toolCallId", "title", "kind")}
-        self.turn.tools.append(record)
+        record = self.hermes_call(f"write: {rel}", "edit", [{"path": rel}], note)
         if step.get("is_error"):
             output = step.get("output")
-            text = str(output) if output is not None else "error"
-            record["status"] = "failed"
-            self.update(
-                {
-                    "sessionUpdate": "tool_call_update",
-                    "toolCallId": call_id,
-                    "status": "failed",
-                    "content": [_text_content(text)],
-                }
-            )
+            self.hermes_close(record, "failed", str(output) if output is not None else "error")
             return
         self.session.approvals += 1
         asked = {
@@ -1159,15 +1152,7 @@ class _TurnRenderer:
         }
         allowed, why = self.permission("edit", asked)
         if not allowed:
-            record["status"] = "failed"
-            self.update(
-                {
-                    "sessionUpdate": "tool_call_update",
-                    "toolCallId": call_id,
-                    "status": "failed",
-                    "content": [_text_content(why)],
-                }
-            )
+            self.hermes_close(record, "failed", why)
             self.check()
             return
         self.write(rel, content)

@@ -21,7 +21,6 @@ is authorized, does not stall or ignore stdin, and the host did not cancel the r
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import signal as _signal
@@ -374,12 +373,11 @@ def _steps_before_fault(scenario: Scenario, fault: str) -> list[Step]:
 
 
 @cache
-@functools.lru_cache(maxsize=1)
 def _event_validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(load_schema("events.schema.json"))
 
 
-@functools.lru_cache(maxsize=1)
+@cache
 def _branch_validators() -> dict[str, jsonschema.Draft202012Validator]:
     """One validator per event type: the schema's ``oneOf`` branch whose ``type`` const
     names it (every branch has one, so an event valid against its own branch is valid

@@ -298,10 +298,10 @@ def run_live(
                     _turn_path(Path(record or ""), turn), Expectation(result.status.value)
                 )
             run.turns.append(LiveTurn(result, tuple(server.requests[before:])))
-            run.server_timings = server.timings
             resume = result.session_id
             if turn < case.turns and not resume:
                 break
+        run.server_timings = server.timings
     return run
 
 
