@@ -122,6 +122,12 @@ def _build_parser() -> argparse.ArgumentParser:
     fakes_install = fakes_sub.add_parser("install", help="write shims named like the real CLIs")
     fakes_install.add_argument("dir", metavar="DIR")
     fakes_install.add_argument("--agent", action="append", metavar="ID", help="only these ids")
+    fakes_install.add_argument(
+        "--windows-launcher",
+        choices=("both", "cmd", "exe"),
+        default="both",
+        help="on Windows: write <name>.cmd, <name>.exe or both (default: both)",
+    )
     fakes_install.add_argument("--json", action="store_true")
     fakes_list = fakes_sub.add_parser("list", help="agent ids, emulator modules, scenarios")
     fakes_list.add_argument("--json", action="store_true")

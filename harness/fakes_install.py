@@ -7,15 +7,26 @@ resolve the real CLI. For every def, a shim is written for its ``bin`` and each 
 * POSIX: ``#!/bin/sh`` + ``exec "<python>" -S "<fake_clis>/_shim.py" <module> <agent-id> "$@"``,
   mode 0755;
 * Windows: ``<name>.cmd`` holding ``@"<python>" -S "<fake_clis>\\_shim.py" <module> <agent-id> %*``
+  and ``<name>.exe``, a console launcher (rule RUN-FAKES-EXE-001, below)
   (``<module>``: the emulator module that holds the agent's spec).
 
 ``-S`` and the launcher script make a fake start in about half the time ``python -m
 fake_clis`` takes (``fake_clis/_shim.py`` says why); ``python -m fake_clis`` works too.
+``<python>`` is this interpreter, which imports ``fake_clis`` from where this process
+imported it.
 
-An ``.exe`` launcher is not written: building one needs a compiler (or a prebuilt
-launcher stub) that this project does not ship; the ``.cmd`` shim is what npm installs
-for most of these CLIs anyway. ``<python>`` is this interpreter, which imports
-``fake_clis`` from where this process imported it.
+The ``.exe`` (design §"Fake CLIs": "``.cmd``/``.exe`` on Windows") is built without a
+compiler from PyPA's prebuilt console launcher, the one pip and virtualenv put in front
+of every console script: ``<distlib t64.exe | t64-arm.exe | t32.exe>`` + the shebang line
+``#!"<python>" -S`` + a zip archive whose ``__main__.py`` runs ``_shim.py`` with argv
+``[<shim>, <module>, <agent-id>, *args]``. The launcher finds the zip's end-of-central-
+directory record, takes the archive start from its offsets, reads the shebang just
+before it, and starts ``"<python>" -S "<the .exe>" <its own command-line tail>``; Python
+runs the ``.exe`` as a zip application (prepended data is allowed). So the arguments
+reach the fake exactly as the caller quoted them, with no ``cmd.exe`` in between. With
+both files in a directory, the Windows PATH walk (``''``, then PATHEXT
+``.COM;.EXE;.BAT;.CMD``) selects the ``.exe``; ``launchers=("cmd",)`` writes only the
+``.cmd`` for a caller that needs the ``cmd.exe`` path.
 
 Two defs may name the same binary (``byok-opencode`` falls back to ``opencode``). A name
 goes to the first def that claims it as its primary ``bin``, else to the first def that
@@ -27,23 +38,45 @@ from __future__ import annotations
 
 import compileall
 import functools
+import io
 import os
+import string
 import sys
+import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import fake_clis
 from harness.defs.types import AgentDef
+from harness.errors import HarnessError
 
 __all__ = [
+    "LAUNCHER_MAX_PATH",
+    "WINDOWS_LAUNCHERS",
     "FakeEntry",
     "InstallReport",
+    "exe_launcher",
     "install_fakes",
+    "launcher_name",
+    "launcher_shebang",
     "list_fakes",
     "shim_name",
     "shim_text",
 ]
+
+#: What ``install_fakes`` can write per name on Windows (``launchers=``). With both, the
+#: PATH walk (ref §5.2: ``''``, then PATHEXT ``.COM;.EXE;.BAT;.CMD``) selects the ``.exe``.
+WINDOWS_LAUNCHERS: tuple[str, ...] = ("cmd", "exe")
+
+#: distlib's launcher reads its own path, and the shebang before the archive, into
+#: ``MAX_PATH`` (260) sized buffers (``PC/launcher.c``: ``script_path[MAX_PATH]``,
+#: ``find_shebang(buffer, MAX_PATH)``, ``wbuffer[MAX_PATH]``).
+LAUNCHER_MAX_PATH = 260
+
+_EXE_RULE = "RUN-FAKES-EXE-001"
+#: The zip entry's timestamp: fixed, so two installs write the same bytes.
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -74,6 +107,10 @@ def list_fakes() -> list[FakeEntry]:
     return sorted(entries, key=lambda e: e.agent_id)
 
 
+def _shim_path() -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(fake_clis.__file__)), "_shim.py")
+
+
 def _sh_quote(text: str) -> str:
     """Inside double quotes, sh expands ``$``, backquote and backslash: escape them."""
     out = text
@@ -93,7 +130,7 @@ def shim_text(agent_id: str, python: str, platform: str) -> str:
     made sure of (:func:`precompile_fakes`, once per process).
     """
     precompile_fakes()
-    shim = os.path.join(os.path.dirname(os.path.abspath(fake_clis.__file__)), "_shim.py")
+    shim = _shim_path()
     # The emulator module's name lets the fake import only that emulator; "-" when no
     # emulator claims the id (the fake then prints the list of the ones that exist).
     module = _emulator_module(agent_id) or "-"
@@ -129,6 +166,158 @@ def precompile_fakes() -> bool:
         return False
 
 
+# --------------------------------------------------------------------------- .exe launcher
+# Rule RUN-FAKES-EXE-001 (design §"Fake CLIs": ".cmd/.exe on Windows"). The format is the
+# one distlib's ScriptMaker writes and its launcher (``PC/launcher.c``) reads; the code
+# here is ours.
+
+
+def launcher_name(machine: str | None = None, pointer_bits: int | None = None) -> str:
+    """The distlib console launcher for a Windows ``machine`` and interpreter pointer size.
+
+    ``t32.exe`` for a 32-bit interpreter (x86; Windows runs it on x64 and ARM64 too),
+    ``t64-arm.exe`` for a 64-bit one on an ARM64 machine, else ``t64.exe``. Defaults:
+    ``platform.machine()`` (``AMD64``, ``ARM64``, ``x86`` on Windows) and ``sys.maxsize``.
+    A pure function of its two arguments, so every branch is checked on any OS.
+    """
+    if machine is None:
+        import platform
+
+        machine = platform.machine()
+    if pointer_bits is None:
+        pointer_bits = 64 if sys.maxsize > 2**32 else 32
+    if pointer_bits == 32:
+        return "t32.exe"
+    if pointer_bits != 64:
+        raise HarnessError(
+            f"no Windows launcher for a {pointer_bits}-bit interpreter (32 or 64)", rule=_EXE_RULE
+        )
+    if machine.strip().upper() in {"ARM64", "AARCH64"}:
+        return "t64-arm.exe"
+    return "t64.exe"
+
+
+@functools.cache
+def _launcher_stub(name: str) -> bytes:
+    """The launcher's bytes, read through distlib's resource API (once per name)."""
+    try:
+        from distlib.resources import finder  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise HarnessError(
+            f"cannot build .exe launchers: distlib is not importable ({exc})", rule=_EXE_RULE
+        ) from None
+    resource = finder("distlib").find(name)
+    data = getattr(resource, "bytes", None) if resource is not None else None
+    if not isinstance(data, bytes) or not data.startswith(b"MZ"):
+        raise HarnessError(f"distlib ships no launcher named {name!r}", rule=_EXE_RULE)
+    return data
+
+
+def launcher_shebang(python: str) -> bytes:
+    """``#!"<python>" -S`` + newline, UTF-8: the line the launcher reads before the zip.
+
+    The launcher takes the last ``#!`` in the ``MAX_PATH`` bytes before the archive, ends
+    the line at the first CR or LF, decodes it as UTF-8, and needs the interpreter to end
+    in ``.exe`` right before its closing quote. So an interpreter path that is not UTF-8,
+    holds a quote, a line break, ``#!`` or an inner ``.exe`` followed by a space, does not
+    end in ``.exe``, or makes the line longer than 260 bytes is refused with a
+    :class:`HarnessError` naming the problem.
+    """
+    problem: str | None = None
+    # launcher.c find_exe_extension: the first ".exe" (any case) followed by NUL, quote or
+    # whitespace ends the executable, and a quoted one must be closed right there.
+    inner_exe = any(
+        python[i : i + 4].lower() == ".exe" and python[i + 4].isspace()
+        for i in range(len(python) - 4)
+    )
+    if python[-4:].lower() != ".exe":
+        problem = "does not end in .exe"
+    elif any(c in python for c in ('"', "\r", "\n", "\0")):
+        problem = "holds a quote, a line break or NUL"
+    elif "#!" in python:
+        problem = "holds '#!'"
+    elif inner_exe:
+        problem = "holds '.exe' followed by whitespace before its end"
+    try:
+        line = b'#!"' + python.encode("utf-8") + b'" -S\n'
+    except UnicodeEncodeError:
+        line, problem = b"", problem or "is not valid UTF-8"
+    if problem is None and len(line) > LAUNCHER_MAX_PATH:
+        problem = f"makes a {len(line)}-byte shebang (the launcher reads {LAUNCHER_MAX_PATH})"
+    if problem is not None:
+        raise HarnessError(
+            f"interpreter {python!r} cannot be named in a launcher shebang: it {problem}",
+            rule=_EXE_RULE,
+        )
+    return line
+
+
+#: The archive's ``__main__.py``: what ``python -S <shim> <module> <agent>`` would do,
+#: without ``runpy.run_path`` (which imports ``pkgutil``): read, compile, run as __main__.
+_LAUNCHER_MAIN = string.Template(
+    '''"""A fake CLI's entry point (written by harness fakes install): runs the fakes' shim."""
+import os
+import sys
+
+SHIM = $shim
+# Python put this archive first on sys.path; the shim puts its package's dir there.
+if sys.path and sys.path[0] == os.path.dirname(__file__):
+    del sys.path[0]
+try:
+    with open(SHIM, "rb") as source:
+        code = compile(source.read(), SHIM, "exec")
+except OSError as exc:
+    sys.stderr.write(sys.argv[0] + ": cannot open the fake CLI shim " + repr(SHIM) + ": ")
+    sys.stderr.write(str(exc) + "\\n")
+    sys.exit(2)
+sys.argv[:1] = [SHIM, $module, $agent]
+exec(code, {"__name__": "__main__", "__file__": SHIM, "__builtins__": __builtins__})
+'''
+)
+
+
+def _launcher_zip(agent_id: str, shim: str) -> bytes:
+    """A zip holding only ``__main__.py``, offsets relative to its own first byte."""
+    module = _emulator_module(agent_id) or "-"
+    source = _LAUNCHER_MAIN.substitute(
+        shim=repr(shim),
+        module=repr(module),
+        agent=repr(agent_id),
+    )
+    info = zipfile.ZipInfo("__main__.py", date_time=_ZIP_EPOCH)
+    info.compress_type = zipfile.ZIP_STORED
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(info, source.encode("utf-8"))
+    return buffer.getvalue()
+
+
+def exe_launcher(
+    agent_id: str,
+    python: str,
+    *,
+    machine: str | None = None,
+    pointer_bits: int | None = None,
+    shim: str | None = None,
+) -> bytes:
+    """The ``<name>.exe`` for ``agent_id``: launcher + shebang + zip (RUN-FAKES-EXE-001).
+
+    ``shim`` defaults to ``fake_clis/_shim.py`` of the imported package. Raises
+    :class:`HarnessError` when no launcher can be built (see :func:`launcher_shebang`).
+    """
+    return _exe_head(python, machine, pointer_bits) + _launcher_zip(agent_id, shim or _shim_path())
+
+
+def _exe_head(python: str, machine: str | None, pointer_bits: int | None) -> bytes:
+    """Launcher + shebang: the same for every name of one install."""
+    precompile_fakes()
+    return _launcher_stub(launcher_name(machine, pointer_bits)) + launcher_shebang(python)
+
+
+def _utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
 def install_fakes(
     dest: str | os.PathLike[str],
     defs: Sequence[AgentDef],
@@ -136,8 +325,21 @@ def install_fakes(
     agents: Iterable[str] | None = None,
     python: str | None = None,
     platform: str = sys.platform,
+    launchers: Sequence[str] = WINDOWS_LAUNCHERS,
 ) -> InstallReport:
-    """Write a shim per binary name of each def that has an emulator (see module docs)."""
+    """Write a shim per binary name of each def that has an emulator (see module docs).
+
+    On ``win32``, ``launchers`` picks the files per name: ``"cmd"``, ``"exe"`` or both
+    (the default); elsewhere it is not used. An ``.exe`` that cannot be built (see
+    :func:`exe_launcher`; or a path past the launcher's ``MAX_PATH``) is reported in
+    ``skipped`` and the ``.cmd`` still written when asked for.
+    """
+    kinds = tuple(dict.fromkeys(launchers))
+    if not kinds or any(k not in WINDOWS_LAUNCHERS for k in kinds):
+        raise HarnessError(
+            f"launchers must be a non-empty choice of {WINDOWS_LAUNCHERS}, got {tuple(launchers)}",
+            rule=_EXE_RULE,
+        )
     wanted = set(agents) if agents is not None else None
     available = {e.agent_id for e in list_fakes()}
     chosen = [d for d in defs if wanted is None or d.id in wanted]
@@ -163,14 +365,30 @@ def install_fakes(
     root = Path(dest)
     root.mkdir(parents=True, exist_ok=True)
     exe = python or sys.executable
+    windows = platform == "win32"
+    head: bytes | None = None
+    if windows and "exe" in kinds and owners:
+        try:
+            head = _exe_head(exe, None, None)
+        except HarnessError as exc:
+            report.skipped.append(f".exe launchers: not written: {exc.message}")
     for name, agent_id in owners.items():
-        path = root / shim_name(name, platform)
-        path.write_text(shim_text(agent_id, exe, platform), encoding="utf-8", newline="")
-        if platform != "win32":
-            path.chmod(0o755)
-        report.written[str(path)] = agent_id
-    if platform == "win32":
-        report.skipped.append(
-            ".exe launchers: not built (needs a compiler or a launcher stub); .cmd shims only"
-        )
+        if not windows or "cmd" in kinds:
+            path = root / shim_name(name, platform)
+            path.write_text(shim_text(agent_id, exe, platform), encoding="utf-8", newline="")
+            if not windows:
+                path.chmod(0o755)
+            report.written[str(path)] = agent_id
+        if head is not None:
+            path = root / f"{name}.exe"
+            where = os.path.abspath(path)
+            if _utf16_units(where) >= LAUNCHER_MAX_PATH:
+                # The launcher could not read its own path (GetModuleFileNameW, MAX_PATH).
+                report.skipped.append(
+                    f"{agent_id}: {where!r}: not written: longer than the launcher's "
+                    f"MAX_PATH ({LAUNCHER_MAX_PATH - 1} characters)"
+                )
+                continue
+            path.write_bytes(head + _launcher_zip(agent_id, _shim_path()))
+            report.written[str(path)] = agent_id
     return report

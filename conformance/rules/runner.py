@@ -164,6 +164,17 @@ RULES: tuple[Rule, ...] = (
         formats=(),
     ),
     Rule(
+        id="RUN-FAKES-EXE-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "On Windows each shim name also gets a <name>.exe: distlib's console launcher for "
+            "the machine, a shebang naming the interpreter with -S, and a zip whose __main__ "
+            "runs the fake's shim with the caller's arguments verbatim."
+        ),
+        citation="design §Fake CLIs",
+        formats=(),
+    ),
+    Rule(
         id="RUN-CLI-001",
         tier=Tier.MANDATORY,
         statement=(

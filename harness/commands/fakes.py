@@ -10,7 +10,7 @@ from typing import TextIO
 from harness.commands import load_defs
 from harness.errors import HarnessError, UnknownAgentError
 
-__all__ = ["cmd_fakes"]
+__all__ = ["WINDOWS_LAUNCHER_CHOICES", "cmd_fakes"]
 
 
 def cmd_fakes(args: argparse.Namespace, out: TextIO) -> int:
@@ -22,6 +22,14 @@ def cmd_fakes(args: argparse.Namespace, out: TextIO) -> int:
     raise HarnessError("harness fakes: give a subcommand: install DIR | list")
 
 
+#: ``--windows-launcher`` -> the files written per name on Windows (RUN-FAKES-EXE-001).
+WINDOWS_LAUNCHER_CHOICES: dict[str, tuple[str, ...]] = {
+    "both": ("cmd", "exe"),
+    "cmd": ("cmd",),
+    "exe": ("exe",),
+}
+
+
 def _install(args: argparse.Namespace, out: TextIO) -> int:
     from harness.fakes_install import install_fakes
 
@@ -31,7 +39,8 @@ def _install(args: argparse.Namespace, out: TextIO) -> int:
         missing = [a for a in args.agent if a not in known]
         if missing:
             raise UnknownAgentError(missing[0], sorted(known))
-    report = install_fakes(args.dir, defs, agents=args.agent or None)
+    launchers = WINDOWS_LAUNCHER_CHOICES[args.windows_launcher]
+    report = install_fakes(args.dir, defs, agents=args.agent or None, launchers=launchers)
     if args.json:
         out.write(
             json.dumps({"written": report.written, "skipped": report.skipped}, ensure_ascii=False)

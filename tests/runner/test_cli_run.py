@@ -182,11 +182,16 @@ def test_install_writes_bins_and_fallbacks_without_stealing(tmp_path: Path) -> N
 
 
 @pytest.mark.rule("RUN-FAKES-001")
-def test_install_for_windows_writes_cmd_shims_and_says_why_no_exe(tmp_path: Path) -> None:
+def test_install_for_windows_writes_cmd_shims_and_exe_launchers(tmp_path: Path) -> None:
     claude = get_agent_def("claude", BUILTIN_DEFS)
     report = install_fakes(tmp_path, [claude], python=r"C:\py\python.exe", platform="win32")
-    assert sorted(Path(p).name for p in report.written) == ["claude.cmd", "openclaude.cmd"]
-    assert any(".exe" in s and "compiler" in s for s in report.skipped)
+    assert sorted(Path(p).name for p in report.written) == [
+        "claude.cmd",
+        "claude.exe",
+        "openclaude.cmd",
+        "openclaude.exe",
+    ]
+    assert not any(".exe" in s for s in report.skipped)
 
 
 @pytest.mark.rule("RUN-FAKES-001")
