@@ -27,6 +27,35 @@ What the fakes do, and where it is written down:
 * **Resume** (wire §A.1.2 ``session/load``): the saved history is replayed as
   ``session/update`` notifications before the response; an unknown id is JSON-RPC ``-32002``
   (resource not found). Sessions live under ``$HOME/.fake-cli/<agent>/sessions``.
+* **AMR sessions and the compaction continuation** (seed 000 "AMR compaction continuation
+  (ACP extension v1)"; Open Design ``packages/contracts/src/api/amr-continuation.ts``). Vela
+  keeps two ids: ``session/new`` answers a per-process ACP ``sessionId`` (``acp-<hex>``, used
+  by every later request and update of that process) and the durable ``openCodeSessionId``
+  (``ses_<hex>``, the saved session's key). ``session/load`` takes the durable id, replays
+  the history under a new ACP id and answers ``{sessionId, openCodeSessionId, ...models}``;
+  a session it cannot find is ``-32600 "session gone"`` with ``data {kind: resume_failed,
+  retryable: true}`` (upstream's words, not ``-32002``). The scenario step ``compaction``
+  ends the prompt after the steps before it: the turn so far is saved with a pending
+  continuation (cursor, this pid, the next step, the step's options) and the prompt is
+  answered ``-32600 "opencode compaction continuation ended before prompt completion"``
+  with structured ``data`` (``kind``, ``code``, ``runtime``, ``phase``, ``retryable``,
+  ``openCodeSessionId``, ``continuation{version, userMessageId, assistantMessageId,
+  toolResultsCommitted}``) or the legacy ``{kind: opencode_prompt_error}`` (no pending
+  continuation then). ``_session/continue {sessionId, continuation}`` is refused with
+  ``-32600 "unsafe continuation"`` unless this process *loaded* the session, its history is
+  the one saved, a continuation is pending, the interrupted process is gone, the cursor is
+  the saved one exactly and there is no ``prompt``; then the steps after ``compaction`` are
+  rendered as the rest of the same turn (saved into it) and answered like a prompt
+  (``{stopReason, usage}``). Step options: ``history`` ``missing`` (the load fails as
+  above) or ``changed`` (the load answers another ``openCodeSessionId``), ``pending_tool``
+  (a write ``tool_call`` left ``in_progress`` before the error, the evidence still claiming
+  ``toolResultsCommitted``, as upstream's fake does), ``repeat`` (the continuation is
+  interrupted again with the same evidence, once) and ``advertise`` (the
+  ``nativeSessionContinue`` version ``initialize`` announces; ``null`` = none; the cursor
+  stays version 1, so only the capability differs). Every request of an amr process also
+  adds a ``{pid, method, has_prompt}`` row to the saved session's ``ledger`` (rows before
+  the session existed are added when it is created or loaded), so both processes of a
+  continuation can be inspected afterwards.
 * **A turn** (wire §A.1.3): ``session/prompt`` streams ``agent_thought_chunk`` /
   ``agent_message_chunk`` (one per scenario chunk) and ``tool_call`` (``pending``, ``rawInput``,
   ``locations``) then ``tool_call_update`` (``in_progress``, then ``completed``/``failed`` with
@@ -77,7 +106,11 @@ prompt's text), ``prompts``, ``prompt_via: "acp"``, ``initialize`` (its params),
 ``session_new`` (one ``{method, cwd, mcpServers}`` per ``session/new``/``session/load``),
 ``mcp_servers`` and ``session_cwd`` (the last ones), ``session_id``, ``resumed``,
 ``prior_turns``, ``model`` / ``model_via``, ``auto_approve``, ``permission_outcomes``,
-``cancels`` and ``stdin_frames``.
+``cancels`` and ``stdin_frames``; amr adds ``durable_session_id`` (the ``openCodeSessionId``
+of the last session created or loaded; ``session_id`` is the ACP id), ``compactions`` (how
+many compaction interruptions this process answered) and ``continues`` (one ``{params,
+loaded, previous_alive, accepted, reason}`` per ``_session/continue``; ``reason`` is None
+when accepted, ``previous_alive`` None when no continuation was pending).
 
 Argument parsers (design principle 7: an unknown flag or a flag in the wrong mode exits
 non-zero in the real CLI's own words). Decisions, per CLI:
@@ -110,6 +143,7 @@ import json
 import os
 import queue
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -143,6 +177,17 @@ _TOOL_KINDS = frozenset(
     {"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode"}
 )
 _CONTEXT_SIZE = 200_000
+
+# seed 000 "AMR compaction continuation (ACP extension v1)"; the words are upstream's
+# (Open Design packages/contracts/src/api/amr-continuation.ts and its test fake).
+_CONTINUE_METHOD = "_session/continue"
+_CONTINUE_CAPABILITY = "com.open-design.nativeSessionContinue"
+_COMPACTION_MESSAGE = "opencode compaction continuation ended before prompt completion"
+_COMPACTION_CODE = "OPENCODE_COMPACTION_CONTINUATION_INCOMPLETE"
+_UNSAFE_CONTINUATION = "unsafe continuation"
+_SESSION_GONE = "session gone"
+#: The durable ids an amr fake writes and reads (its own ``ses_<hex>``): file-name safe.
+_DURABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 
 _EOF = object()
 
@@ -220,6 +265,10 @@ class _Agent:
         ("allow_always", "Always allow", "allow_always"),
         ("reject_once", "Reject", "reject_once"),
     )
+    #: AMR (Vela over OpenCode): a per-process ACP ``sessionId`` beside the durable
+    #: ``openCodeSessionId``, the ``compaction`` step and ``_session/continue`` (seed 000
+    #: "AMR compaction continuation (ACP extension v1)").
+    native_continue: bool = False
 
 
 def _version_tuple(text: str) -> tuple[int, ...] | None:
@@ -292,7 +341,8 @@ class _Channel:
             return
         params = value.get("params")
         session_id = params.get("sessionId") if isinstance(params, dict) else None
-        if method == "session/prompt" and "id" in value and isinstance(session_id, str):
+        turn_methods = ("session/prompt", _CONTINUE_METHOD)
+        if method in turn_methods and "id" in value and isinstance(session_id, str):
             with self._lock:
                 self._latest_prompt[session_id] = value["id"]
         elif method == "session/cancel" and "id" not in value and isinstance(session_id, str):
@@ -342,6 +392,16 @@ class _Session:
     always_allowed: set[str] = field(default_factory=set)
     #: hermes: its approval requests are numbered per session (``edit-approval-<n>``).
     approvals: int = 0
+    #: The id the session is saved under: amr's ``openCodeSessionId``; the others' ACP id.
+    durable_id: str = ""
+    #: Opened by ``session/load`` in this process (``_session/continue`` needs that).
+    loaded: bool = False
+    #: amr ``history: changed``: the load found another history than the one saved.
+    history_changed: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.durable_id:
+            self.durable_id = self.session_id
 
 
 @dataclass
@@ -368,6 +428,15 @@ class _ApiError(Exception):
         self.step = step
 
 
+class _Compaction(Exception):
+    """The scenario's ``compaction`` step at ``index``: the prompt ends with evidence."""
+
+    def __init__(self, index: int, step: Step) -> None:
+        super().__init__("compaction")
+        self.index = index
+        self.step = step
+
+
 class _AcpServer:
     """One agent process: the JSON-RPC loop, sessions and the scenario renderer."""
 
@@ -384,6 +453,8 @@ class _AcpServer:
         )
         self.next_request_id = 0
         self.auto_approve = agent.auto_approve(run.parsed)
+        #: amr: ledger rows of requests not yet written to a saved session.
+        self.ledger_buffer: list[dict[str, Any]] = []
         run.record["prompt_via"] = "acp"
         run.record["auto_approve"] = self.auto_approve
 
@@ -445,6 +516,8 @@ class _AcpServer:
         if not isinstance(params, dict):
             self.error(request_id, _INVALID_PARAMS, f"Invalid params: {method} needs an object")
             return
+        if self.agent.native_continue:
+            self.ledger(method, params)
         handler(self, request_id, params)
 
     # -- handshake -------------------------------------------------------------------
@@ -461,8 +534,17 @@ class _AcpServer:
             "mcpCapabilities": {"http": self.agent.mcp_http, "sse": False},
             "sessionCapabilities": {},
         }
-        if self.agent.capability_meta:
-            capabilities["_meta"] = dict(self.agent.capability_meta)
+        meta = dict(self.agent.capability_meta)
+        if self.agent.native_continue:
+            # The compaction step's ``advertise``: the extension version this run announces
+            # (None: not announced), so a host's capability check can be exercised.
+            step = next((s for s in self.run.scenario.steps if s.kind == "compaction"), None)
+            version = step.get("advertise", 1) if step is not None else 1
+            meta.pop(_CONTINUE_CAPABILITY, None)
+            if version is not None:
+                meta[_CONTINUE_CAPABILITY] = {"version": version}
+        if meta:
+            capabilities["_meta"] = meta
         self.result(
             request_id,
             {
@@ -591,11 +673,38 @@ class _AcpServer:
         self._record_session_params("session/new", params)
         if not self._check_session_params(request_id, params):
             return
+        if self.agent.native_continue:
+            self._native_session_new(request_id, params)
+            return
         session = _Session(self._new_session_id(), params["cwd"], self._default_model())
         self.sessions[session.session_id] = session
         self.run.record["session_id"] = session.session_id
         self.run.record["resumed"] = False
         self.result(request_id, {"sessionId": session.session_id, **self._model_state(session)})
+
+    def _native_session_new(self, request_id: Any, params: dict[str, Any]) -> None:
+        """amr: a per-process ACP id and the durable ``openCodeSessionId`` (saved at once,
+        with the ledger rows of this process so far)."""
+        session = _Session(
+            _acp_session_id(),
+            params["cwd"],
+            self._default_model(),
+            durable_id=self._new_session_id(),
+        )
+        self.sessions[session.session_id] = session
+        self._write_doc(session.durable_id, lambda doc: None, create=True)
+        self._flush_ledger(session.durable_id)
+        self.run.record.update(
+            session_id=session.session_id, durable_session_id=session.durable_id, resumed=False
+        )
+        self.result(
+            request_id,
+            {
+                "sessionId": session.session_id,
+                "openCodeSessionId": session.durable_id,
+                **self._model_state(session),
+            },
+        )
 
     def on_session_load(self, request_id: Any, params: dict[str, Any]) -> None:
         self._record_session_params("session/load", params)
@@ -604,6 +713,9 @@ class _AcpServer:
             self.error(request_id, _INVALID_PARAMS, "Invalid params: sessionId is required")
             return
         if not self._check_session_params(request_id, params):
+            return
+        if self.agent.native_continue:
+            self._native_session_load(request_id, params, session_id)
             return
         saved = self.run.load_session(session_id)
         if saved is None:
@@ -622,6 +734,58 @@ class _AcpServer:
         for turn in turns:
             self._replay(session_id, turn)
         self.result(request_id, self._model_state(session))
+
+    def _native_session_load(self, request_id: Any, params: dict[str, Any], durable: str) -> None:
+        """amr: load by the durable id, replay under a new ACP id, answer both ids.
+
+        A pending continuation's ``history`` option decides what this load finds: ``missing``
+        fails like a session that is gone, ``changed`` answers another ``openCodeSessionId``
+        (and the continuation is then refused: the persisted history is not the cursor's).
+        """
+        saved = self.run.load_session(durable) if _DURABLE_ID.match(durable) else None
+        pending = saved.get("continuation") if saved is not None else None
+        options = pending.get("options") if isinstance(pending, dict) else None
+        history = options.get("history", "kept") if isinstance(options, dict) else "kept"
+        if saved is None or history == "missing":
+            # Upstream's words for a load of a session that is gone.
+            self.error(
+                request_id,
+                _INVALID_REQUEST,
+                _SESSION_GONE,
+                {"kind": "resume_failed", "retryable": True},
+            )
+            return
+        turns = [t for t in saved.get("turns", []) if isinstance(t, dict)]
+        last = turns[-1].get("model") if turns else None
+        model = last if isinstance(last, str) else self._default_model()
+        session = _Session(
+            _acp_session_id(),
+            params["cwd"],
+            model,
+            turns,
+            durable_id=durable,
+            loaded=True,
+            history_changed=history == "changed",
+        )
+        self.sessions[session.session_id] = session
+        self._flush_ledger(durable)
+        self.run.record.update(
+            session_id=session.session_id,
+            durable_session_id=durable,
+            resumed=True,
+            prior_turns=len(turns),
+        )
+        for turn in turns:
+            self._replay(session.session_id, turn)
+        answered = self._new_session_id() if session.history_changed else durable
+        self.result(
+            request_id,
+            {
+                "sessionId": session.session_id,
+                "openCodeSessionId": answered,
+                **self._model_state(session),
+            },
+        )
 
     def _replay(self, session_id: str, turn: Mapping[str, Any]) -> None:
         prompt = str(turn.get("prompt", ""))
@@ -698,14 +862,23 @@ class _AcpServer:
         )
         self.run.record.setdefault("prompts", []).append(text)
         self.run.record.setdefault("prompt", text)
-        turn = _Turn(prompt=text)
+        self._run_turn(request_id, session, _Turn(prompt=text), start=0, index=None)
+
+    def _run_turn(
+        self, request_id: Any, session: _Session, turn: _Turn, *, start: int, index: int | None
+    ) -> None:
+        """Render the scenario's steps from ``start`` into ``turn`` and answer the request;
+        ``index`` is the saved turn this one continues (None: a new turn)."""
         renderer = _TurnRenderer(self, session, request_id, turn)
         try:
-            renderer.render()
+            renderer.render(start)
         except _ApiError as exc:
             self.api_error_seen = True
-            self._save(session, turn)
+            self._save(session, turn, index)
             self.error(request_id, _INTERNAL_ERROR, str(exc), renderer.api_error_data(exc.step))
+            return
+        except _Compaction as exc:
+            self._interrupt(request_id, session, turn, index, exc)
             return
         except _Stop:
             pass
@@ -718,24 +891,213 @@ class _AcpServer:
             if self.agent.turn_end_update:
                 # ref §2.6 step 5: Kiro ends a turn with its own session update.
                 self.update(session.session_id, {"sessionUpdate": "turn_end", "stopReason": stop})
-        self._save(session, turn)
+        self._save(session, turn, index)
         result: dict[str, Any] = {"stopReason": stop}
         if turn.usage:
             result["usage"] = dict(turn.usage)
         self.result(request_id, result)
 
-    def _save(self, session: _Session, turn: _Turn) -> None:
-        session.turns.append(
-            {
-                "prompt": turn.prompt,
-                "text": "".join(turn.text),
-                "thinking": "".join(turn.thinking),
-                "tools": turn.tools,
-                # The model in use, so session/load restores it.
-                "model": session.model,
+    def _save(self, session: _Session, turn: _Turn, index: int | None = None) -> int:
+        """Save ``turn`` as a new turn (or over the saved turn ``index``); its index."""
+        saved = {
+            "prompt": turn.prompt,
+            "text": "".join(turn.text),
+            "thinking": "".join(turn.thinking),
+            "tools": turn.tools,
+            # The model in use, so session/load restores it.
+            "model": session.model,
+        }
+        if index is None or not 0 <= index < len(session.turns):
+            session.turns.append(saved)
+            index = len(session.turns) - 1
+        else:
+            session.turns[index] = saved
+        if self.agent.native_continue:
+            turns = list(session.turns)
+            self._write_doc(session.durable_id, lambda doc: doc.update(turns=turns), create=True)
+        else:
+            self.run.save_session(session.session_id, session.turns)
+        return index
+
+    # -- the compaction continuation (amr) -----------------------------------------------
+
+    def _interrupt(
+        self, request_id: Any, session: _Session, turn: _Turn, index: int | None, exc: _Compaction
+    ) -> None:
+        """seed 000 "AMR compaction continuation": the turn so far is saved, with a pending
+        continuation when the evidence is structured, then the request fails with it."""
+        step = exc.step
+        options = {
+            "evidence": str(step.get("evidence", "structured")),
+            "history": str(step.get("history", "kept")),
+            "pending_tool": bool(step.get("pending_tool", False)),
+            "repeat": bool(step.get("repeat", False)),
+        }
+        index = self._save(session, turn, index)
+        cursor = {
+            "version": 1,
+            "userMessageId": f"msg_{ids.uuid4_hex()[:24]}",
+            "assistantMessageId": f"msg_{ids.uuid4_hex()[:24]}",
+            # Claimed even with a tool left in_progress (pending_tool), as upstream's fake
+            # does: the host must check its own tool frames (seed 000: "The daemon
+            # independently checks its tool frames").
+            "toolResultsCommitted": True,
+        }
+        pending = {
+            "cursor": cursor,
+            "pid": os.getpid(),
+            "next_step": exc.index + 1,
+            "turn": index,
+            "options": options,
+            "usage": dict(turn.usage),
+            "cost": turn.cost,
+        }
+        self._send_interruption(request_id, session, pending)
+
+    def _send_interruption(
+        self, request_id: Any, session: _Session, pending: dict[str, Any]
+    ) -> None:
+        """Save ``pending`` (legacy evidence: none) and answer the request with the error."""
+        structured = pending["options"]["evidence"] == "structured"
+
+        def change(doc: dict[str, Any]) -> None:
+            if structured:
+                doc["continuation"] = pending
+            else:
+                doc.pop("continuation", None)
+
+        self._write_doc(session.durable_id, change, create=True)
+        self.run.record["compactions"] = int(self.run.record.get("compactions", 0)) + 1
+        data: dict[str, Any] = {"kind": "opencode_prompt_error"}
+        if structured:
+            data = {
+                "kind": "opencode_continuation_incomplete",
+                "code": _COMPACTION_CODE,
+                "runtime": "opencode",
+                "phase": "post_tool_resume",
+                "retryable": False,
+                "openCodeSessionId": session.durable_id,
+                "continuation": pending["cursor"],
             }
+        self.error(request_id, _INVALID_REQUEST, _COMPACTION_MESSAGE, data)
+
+    def on_continue(self, request_id: Any, params: dict[str, Any]) -> None:
+        """``_session/continue {sessionId, continuation}``: the rest of the interrupted turn,
+        without a user message, when it is safe (seed 000: the new process loads the same
+        durable session and sends only the cursor; OpenCode rechecks persisted history)."""
+        if not self.agent.native_continue:
+            self.error(request_id, _METHOD_NOT_FOUND, f"Method not found: {_CONTINUE_METHOD}")
+            return
+        entry: dict[str, Any] = {
+            "params": params,
+            "loaded": False,
+            "previous_alive": None,
+            "accepted": False,
+            "reason": None,
+        }
+        self.run.record.setdefault("continues", []).append(entry)
+        session_id = params.get("sessionId")
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        pending: Any = None
+        if session is not None:
+            entry["loaded"] = session.loaded
+            saved = self.run.load_session(session.durable_id)
+            pending = saved.get("continuation") if saved is not None else None
+            if isinstance(pending, dict) and isinstance(pending.get("pid"), int):
+                entry["previous_alive"] = _pid_alive(pending["pid"])
+        extra = sorted(set(params) - {"sessionId", "continuation"})
+        reason: str | None = None
+        if session is None:
+            reason = f"unknown session {session_id!r}"
+        elif "prompt" in params:
+            reason = "a continuation carries no prompt"
+        elif extra:
+            reason = f"unexpected params {extra}"
+        elif not session.loaded:
+            reason = "the session was not loaded by this process"
+        elif session.history_changed:
+            reason = "the persisted history changed"
+        elif not isinstance(pending, dict):
+            reason = "no continuation is pending"
+        elif entry["previous_alive"] is not False:
+            reason = "the interrupted process is still alive"
+        elif not _same_json(params.get("continuation"), pending.get("cursor")):
+            reason = "the cursor is not the saved one"
+        if reason is not None or session is None or not isinstance(pending, dict):
+            entry["reason"] = reason
+            self.error(request_id, _INVALID_REQUEST, _UNSAFE_CONTINUATION)
+            return
+        entry["accepted"] = True
+        # One continuation per interruption: the pending record is consumed.
+        self._write_doc(session.durable_id, lambda doc: doc.pop("continuation", None))
+        options = dict(pending.get("options") or {})
+        if options.get("repeat"):
+            # The continuation is interrupted again, with the same evidence (once).
+            again = {**pending, "pid": os.getpid(), "options": {**options, "repeat": False}}
+            self._send_interruption(request_id, session, again)
+            return
+        index = int(pending.get("turn", len(session.turns) - 1))
+        saved_turn = session.turns[index] if 0 <= index < len(session.turns) else {}
+        turn = _Turn(
+            prompt=str(saved_turn.get("prompt", "")),
+            text=[str(saved_turn.get("text", ""))],
+            thinking=[str(saved_turn.get("thinking", ""))],
+            tools=[t for t in saved_turn.get("tools", []) if isinstance(t, dict)],
+            usage={k: v for k, v in dict(pending.get("usage") or {}).items() if isinstance(v, int)},
+            cost=float(pending.get("cost", 0.0)),
         )
-        self.run.save_session(session.session_id, session.turns)
+        self._run_turn(
+            request_id, session, turn, start=int(pending.get("next_step", 0)), index=index
+        )
+
+    # -- the saved session document (amr) ----------------------------------------------
+
+    def _doc_path(self, durable: str) -> Path | None:
+        if not _DURABLE_ID.match(durable):
+            return None
+        return self.run.session_dir / f"{durable}.json"
+
+    def _write_doc(
+        self, durable: str, change: Callable[[dict[str, Any]], Any], *, create: bool = False
+    ) -> bool:
+        """Read-modify-write the saved session ``durable`` (replaced atomically); False
+        when it does not exist and ``create`` is false."""
+        path = self._doc_path(durable)
+        if path is None:
+            return False
+        doc = self.run.load_session(durable)
+        if doc is None:
+            if not create:
+                return False
+            doc = {"id": durable, "turns": []}
+        change(doc)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        scratch.write_text(json.dumps(doc), encoding="utf-8")
+        os.replace(scratch, path)
+        return True
+
+    def ledger(self, method: str, params: dict[str, Any]) -> None:
+        """One ledger row for a request, written to the session it names when that is
+        saved already (else kept until this process creates or loads one)."""
+        self.ledger_buffer.append(
+            {"pid": os.getpid(), "method": method, "has_prompt": "prompt" in params}
+        )
+        named = params.get("sessionId")
+        if method == "session/load":
+            target = named if isinstance(named, str) else None
+        else:
+            session = self.sessions.get(named) if isinstance(named, str) else None
+            target = session.durable_id if session is not None else None
+        if target is not None:
+            self._flush_ledger(target)
+
+    def _flush_ledger(self, durable: str) -> None:
+        rows, self.ledger_buffer = self.ledger_buffer, []
+        if rows and not self._write_doc(
+            durable, lambda doc: doc.setdefault("ledger", []).extend(rows)
+        ):
+            self.ledger_buffer = rows + self.ledger_buffer
 
     def next_id(self) -> int:
         request_id = self.next_request_id
@@ -755,7 +1117,55 @@ _HANDLERS: dict[str, Callable[[_AcpServer, Any, dict[str, Any]], None]] = {
     "session/set_model": _AcpServer.on_set_model,
     "session/set_config_option": _AcpServer.on_set_config_option,
     "session/prompt": _AcpServer.on_prompt,
+    _CONTINUE_METHOD: _AcpServer.on_continue,
 }
+
+
+def _acp_session_id() -> str:
+    """amr: the ACP ``sessionId`` of one process (the durable id is ``openCodeSessionId``)."""
+    return f"acp-{ids.uuid4_hex()}"
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON values (``1`` is not ``true``, ``1`` is not ``1.0``)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (an exited, reaped process does not)."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":
+        import ctypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32.OpenProcess.restype = ctypes.c_void_p
+        process_query_limited_information = 0x1000
+        still_active = 259
+        handle = kernel32.OpenProcess(process_query_limited_information, False, pid)
+        if not handle:
+            # ERROR_ACCESS_DENIED: it exists, owned by someone else.
+            return ctypes.get_last_error() == 5
+        try:
+            code = ctypes.c_ulong()
+            if not kernel32.GetExitCodeProcess(ctypes.c_void_p(handle), ctypes.byref(code)):
+                return True
+            return code.value == still_active
+        finally:
+            kernel32.CloseHandle(ctypes.c_void_p(handle))
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # Linux: an exited process its parent has not reaped yet (a zombie) is not alive.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            state = stat.read().rpartition(")")[2].split()[:1]
+    except OSError:
+        return True
+    return state not in (["Z"], ["X"])
 
 
 # --------------------------------------------------------------------------- rendering
@@ -782,10 +1192,44 @@ class _TurnRenderer:
     def update(self, update: dict[str, Any]) -> None:
         self.server.update(self.session.session_id, update)
 
-    def render(self) -> None:
-        for step in self.run.scenario.steps:
+    def render(self, start: int = 0) -> None:
+        """Render the steps from ``start`` (a continuation starts after its compaction)."""
+        steps = self.run.scenario.steps
+        for index in range(start, len(steps)):
             self.check()
+            step = steps[index]
+            if step.kind == "compaction" and self.server.agent.native_continue:
+                self.compaction(index, step)
             self.step(step)
+
+    def compaction(self, index: int, step: Step) -> None:
+        """seed 000 "AMR compaction continuation": stop the turn here. ``pending_tool``
+        first announces a write that never ends (``in_progress``, no terminal update)."""
+        if step.get("pending_tool"):
+            cwd = Path(self.session.cwd)
+            call_id = f"call_{ids.uuid4_hex()[:24]}"
+            target = str(cwd / "pending.txt")
+            self.update(
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": call_id,
+                    "title": "Write pending.txt",
+                    "kind": "edit",
+                    "status": "pending",
+                    "rawInput": {"path": target, "content": ""},
+                    "locations": [{"path": target}],
+                }
+            )
+            self.update(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call_id,
+                    "status": "in_progress",
+                }
+            )
+            record = {"toolCallId": call_id, "title": "Write pending.txt", "kind": "edit"}
+            self.turn.tools.append({**record, "status": "in_progress"})
+        raise _Compaction(index, step)
 
     def step(self, step: Step) -> None:
         kind = step.kind
@@ -1489,7 +1933,8 @@ _AGENTS: tuple[_Agent, ...] = (
         session_prefix="ses_",
         default_model_env="VELA_DEFAULT_MODEL",
         # seed 000 "AMR compaction continuation (ACP extension v1)".
-        capability_meta={"com.open-design.nativeSessionContinue": {"version": 1}},
+        capability_meta={_CONTINUE_CAPABILITY: {"version": 1}},
+        native_continue=True,
         models_args=("model", "list", "--format", "json"),
         models_output=_vela_models_output(),
     ),
@@ -1804,6 +2249,8 @@ SPECS: dict[str, CliSpec] = {
         help_text=agent.help_text,
         models_args=agent.models_args,
         models_output=agent.models_output,
+        # seed 000 "AMR compaction continuation": only amr plays the compaction step.
+        optional_steps=frozenset({"compaction"}) if agent.native_continue else frozenset(),
     )
     for agent in _AGENTS
 }

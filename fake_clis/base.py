@@ -78,6 +78,9 @@ class CliSpec:
     auth_args: tuple[str, ...] | None = None
     auth_ok: tuple[str, int] = ("Logged in", 0)
     auth_missing: tuple[str, int] = ("Not logged in", 1)
+    #: Step kinds beyond the common set (``fake_clis.scenario.OPTIONAL_STEP_KINDS``) this
+    #: emulator renders; a scenario using another optional kind is refused (exit 2).
+    optional_steps: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -349,6 +352,13 @@ def main_for(spec: CliSpec, argv: list[str]) -> int:
     except ScenarioError as exc:
         # FAKE-SCENARIO-001: a bad scenario is named, not a traceback.
         sys.stderr.write(f"fake {spec.agent_id}: FAKE_CLI_SCENARIO: {exc}\n")
+        return 2
+    unemulated = scenario.unrendered_kinds(spec.optional_steps)
+    if unemulated:
+        # An optional step this CLI's emulator cannot play: refused before any output, so
+        # a run of it never passes for a run of the scenario.
+        for kind in unemulated:
+            sys.stderr.write(f"{spec.prog}: the fake does not emulate scenario step '{kind}'\n")
         return 2
     if scenario.old_version and not old:
         try:

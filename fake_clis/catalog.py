@@ -12,8 +12,16 @@ from collections.abc import Iterator
 from types import ModuleType
 
 from fake_clis.base import CliSpec
+from fake_clis.scenario import Scenario, load_scenario
 
-__all__ = ["EMULATOR_MODULES", "all_specs", "emulator_module_of", "present_emulators", "spec_for"]
+__all__ = [
+    "EMULATOR_MODULES",
+    "all_specs",
+    "emulator_module_of",
+    "present_emulators",
+    "spec_for",
+    "unemulated_steps",
+]
 
 #: One module per wire format.
 EMULATOR_MODULES = (
@@ -78,3 +86,14 @@ def spec_for(agent_id: str, module: str | None = None) -> CliSpec:
         raise KeyError(
             f"no fake CLI for agent {agent_id!r}; fakes exist for: {', '.join(sorted(specs))}"
         ) from None
+
+
+def unemulated_steps(agent_id: str, scenario: Scenario | str) -> list[str]:
+    """The optional step kinds of ``scenario`` (a :class:`Scenario`, or a name or path for
+    :func:`fake_clis.scenario.load_scenario`) that ``agent_id``'s fake does not emulate.
+
+    Not empty: that fake refuses the scenario (exit 2, ``<prog>: the fake does not emulate
+    scenario step '<kind>'``), so a conformance plan leaves the scenario out for the def.
+    """
+    loaded = load_scenario(scenario) if isinstance(scenario, str) else scenario
+    return loaded.unrendered_kinds(spec_for(agent_id).optional_steps)

@@ -24,7 +24,21 @@ spawn_tree      start a child and a grandchild (``ignore_term``: both ignore SIG
 api_error       the model API failed: the CLI reports ``message`` its own way
 crash           exit now with ``exit_code``; ``mid_line`` writes half a frame first
 hang            stop producing output and never exit on its own
+compaction      *optional* (amr only): the model loop is interrupted by a context
+                compaction after the steps before it; the prompt fails with
+                continuation evidence and a new process may continue the turn with
+                the steps after it (seed 000 "AMR compaction continuation").
+                ``evidence`` ``structured`` (default) | ``legacy``; ``history``
+                ``kept`` (default) | ``missing`` | ``changed`` (what the continuing
+                process's ``session/load`` finds); ``pending_tool`` (a write left
+                ``in_progress`` before the error); ``repeat`` (the continuation is
+                interrupted again); ``advertise`` (the capability version
+                ``initialize`` announces, default 1; ``null`` = none)
 =============== ==============================================================
+
+Optional step kinds (:data:`OPTIONAL_STEP_KINDS`) are rendered only by the emulators
+whose ``CliSpec.optional_steps`` lists them; any other fake given such a scenario
+exits 2 before any output, naming the step (``fake_clis.base.main_for``).
 
 Top-level fields: ``stop_reason`` (default ``end_turn``), ``exit_code`` at
 the end (default 0), ``stall_ms`` before any output, ``ignore_stdin_close``
@@ -41,7 +55,9 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "OPTIONAL_STEP_KINDS",
     "SCENARIO_DIR",
+    "STEP_KINDS",
     "Scenario",
     "ScenarioError",
     "Step",
@@ -69,8 +85,13 @@ STEP_KINDS = frozenset(
         "api_error",
         "crash",
         "hang",
+        "compaction",
     }
 )
+
+#: Step kinds beyond the set every emulator renders: only an emulator whose
+#: ``CliSpec.optional_steps`` names one plays a scenario that uses it.
+OPTIONAL_STEP_KINDS = frozenset({"compaction"})
 
 
 class ScenarioError(ValueError):
@@ -119,6 +140,12 @@ class Scenario:
 
     def tool_steps(self) -> list[Step]:
         return [s for s in self.steps if s.kind == "tool"]
+
+    def unrendered_kinds(self, rendered: frozenset[str]) -> list[str]:
+        """The optional step kinds this scenario uses that are not in ``rendered`` (an
+        emulator's ``CliSpec.optional_steps``), in order of first use."""
+        kinds = (s.kind for s in self.steps if s.kind in OPTIONAL_STEP_KINDS - rendered)
+        return list(dict.fromkeys(kinds))
 
 
 def _schema() -> dict[str, Any]:

@@ -110,6 +110,26 @@ RULES = (
         "seed 002 §5.4; ref §8.3",
         _ACP,
     ),
+    Rule(
+        "FAKE-ACP-012",
+        Tier.MANDATORY,
+        "The amr fake answers session/new with a per-process ACP sessionId and the durable "
+        "openCodeSessionId, loads by the durable id under a new ACP id (both ids answered), "
+        "and fails a load of a missing session with -32600 'session gone' (resume_failed).",
+        "seed 000 §12 (AMR compaction continuation)",
+        _ACP,
+    ),
+    Rule(
+        "FAKE-ACP-013",
+        Tier.MANDATORY,
+        "The amr fake's compaction step fails the prompt with structured (or legacy) "
+        "continuation evidence after saving the turn; _session/continue is unsafe unless "
+        "this process loaded the session, the interrupted process is gone, the cursor is the "
+        "saved one and no prompt is sent, and then finishes the same turn once without "
+        "re-running tools; other fakes refuse the scenario with exit 2.",
+        "seed 000 §12 (AMR compaction continuation)",
+        _ACP,
+    ),
     # --- pi and prime-agent ----------------------------------------------------------------
     Rule(
         "FAKE-PI-001",

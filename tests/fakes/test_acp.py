@@ -446,7 +446,9 @@ def test_initialize_answer_and_session_new_record(fake: FakeCli) -> None:
     assert caps["_meta"]["com.open-design.nativeSessionContinue"] == {"version": 1}
     assert set(caps) >= {"promptCapabilities", "mcpCapabilities"}
     assert result["agentInfo"]["version"] == "0.9.4" and result["authMethods"]
-    assert client.handshake().startswith("ses_")
+    # seed 000 §12: a per-process ACP id; the durable openCodeSessionId (ses_...) is
+    # checked in test_acp_compaction.py.
+    assert client.handshake().startswith("acp-")
     bad = client.request("session/new", {"cwd": "relative/dir", "mcpServers": []})
     assert client.answer(bad)["error"]["code"] == -32602
     missing = client.request("session/frobnicate", {})
