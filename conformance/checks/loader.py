@@ -76,6 +76,7 @@ _OPTIONAL_STRS = (
     "prompt_too_large_hint",
     "default_model_env_var",
     "acp_stdio_mcp_removed_in_version",
+    "acp_model_unavailable_error_code",
     "pi_session_dir",
     "transport_env_var",
     "docs_url",

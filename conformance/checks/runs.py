@@ -702,6 +702,70 @@ def api_error_fails(obs: RunObservation) -> Finding:
     return passed(f"failed with {'an error event' if errors else 'a run error'}")
 
 
+def _continuation_expected(step: Step) -> tuple[bool, bool]:
+    """For a ``compaction`` step: (a new process is due, the run then succeeds).
+
+    seed 000 §12: a continuation needs the negotiated extension (version 1), complete
+    structured evidence and every tool call terminal; it then succeeds only when the
+    durable history is still there and the continuation is not interrupted again (at most
+    one per run).
+    """
+    eligible = (
+        step.get("evidence", "structured") == "structured"
+        and step.get("advertise", 1) == 1
+        and not step.get("pending_tool", False)
+    )
+    succeeds = eligible and step.get("history", "kept") == "kept" and not step.get("repeat", False)
+    return eligible, succeeds
+
+
+@check("RUN-CONTINUE-001", level="run")
+def compaction_continues_once(obs: RunObservation) -> Finding:
+    """RUN-CONTINUE-001 (seed 000 §12 "AMR compaction continuation"): judged on a scenario
+    whose turn is interrupted by a ``compaction`` step, against what its options allow."""
+    scenario = obs.scenario
+    steps = [s for s in scenario.steps if s.kind == "compaction"] if scenario else []
+    if not steps:
+        return skipped("the scenario has no compaction step")
+    if obs.cancel_requested:
+        return skipped("the host cancelled the run")
+    eligible, succeeds = _continuation_expected(steps[0])
+    marks = [
+        i
+        for i, e in enumerate(obs.events)
+        if _type(e) == "status" and e.get("label") == "continuation"
+    ]
+    want_marks = 1 if eligible else 0
+    if len(marks) != want_marks:
+        return _fail(
+            obs,
+            f"{len(marks)} continuation(s) started; the interruption allows {want_marks}",
+            expected=f"{want_marks} status 'continuation' event(s)",
+            actual=f"at event indexes {marks}",
+            index=marks[want_marks] if len(marks) > want_marks else None,
+        )
+    if succeeds != obs.succeeded:
+        return _fail(
+            obs,
+            f"the run ended {obs.status!r}; after this interruption it must "
+            + ("succeed in the continuing process" if succeeds else "fail"),
+            expected="succeeded" if succeeds else "failed",
+            actual=f"status={obs.status!r}, error={obs.error}",
+        )
+    if succeeds:
+        final = [s.text for s in scenario.steps if s.kind == "text"] if scenario else []
+        text = _squash(_text_of(obs))
+        if final and _squash(final[-1]) not in text:
+            return _fail(
+                obs,
+                "the continued turn's text is not in the run's events",
+                expected=repr(final[-1]),
+                actual=repr(_text_of(obs)),
+            )
+        return passed("continued once in a new process and completed")
+    return passed(("continued once, then " if eligible else "not continued; ") + "failed")
+
+
 def _complete_stdout(obs: RunObservation) -> str:
     data = "".join(obs.frames_out)
     return data[: data.rfind("\n") + 1]

@@ -140,6 +140,14 @@ RULES = (
         "prompt is still sent; other model errors fail the run.",
         "ref §2.6",
     ),
+    _capability(
+        "ACP-MODEL-003",
+        "With acp_model_unavailable_error_code, any error to the model request fails the run "
+        "with that code (not retryable) and the prompt is never sent; there is no fallback to "
+        "the default model.",
+        "ref §2.6",
+        "acp_model_unavailable_error_code",
+    ),
     _rule(
         "ACP-PROMPT-001",
         "session/prompt carries the sessionId and one text block, then status "
@@ -300,6 +308,55 @@ RULES = (
         "ACP-CANCEL-003",
         "cancel is idempotent; before the prompt is written it ends the run at once.",
         "ref §2.6",
+    ),
+    # -- AMR native continuation (seed 000 "AMR compaction continuation (ACP extension v1)") --
+    _rule(
+        "ACP-AMR-CONTINUE-001",
+        "A prompt answered with complete OPENCODE_COMPACTION_CONTINUATION_INCOMPLETE evidence "
+        "for the session it opened, after every tool call reached a terminal status, fails "
+        "that process (not retryable) and offers one continuation: a new session that loads "
+        "the durable session and sends _session/continue with only {sessionId, continuation "
+        "cursor}, never the prompt again.",
+        "seed 000 §12 (AMR compaction continuation)",
+    ),
+    _rule(
+        "ACP-AMR-CONTINUE-002",
+        "No continuation unless initialize advertised agentCapabilities.loadSession and "
+        "_meta['com.open-design.nativeSessionContinue'].version == 1, in the interrupted "
+        "process and again in the continuing one (an unsupported version fails the run).",
+        "seed 000 §12 (AMR compaction continuation)",
+    ),
+    _rule(
+        "ACP-AMR-CONTINUE-003",
+        "Missing or changed history stops with failure: evidence naming another session, a "
+        "session/load error, or a load answering another openCodeSessionId; never a new "
+        "session and never the prompt.",
+        "seed 000 §12 (AMR compaction continuation)",
+    ),
+    _rule(
+        "ACP-AMR-CONTINUE-004",
+        "At most one native continuation per run: an interruption of the continuation fails "
+        "the run (exhausted recovery).",
+        "seed 000 §12 (AMR compaction continuation)",
+    ),
+    _rule(
+        "ACP-AMR-CONTINUE-005",
+        "Outstanding or unknown tools forbid the continuation: a tool call with no terminal "
+        "status, or an update for a call no tool_call announced, whatever the evidence claims.",
+        "seed 000 §12 (AMR compaction continuation)",
+    ),
+    _rule(
+        "ACP-AMR-CONTINUE-006",
+        "The legacy compaction wording (or partial evidence) is classified as "
+        "AMR_CONTINUATION_INCOMPLETE, not retryable, and authorizes no continuation, reseed "
+        "or prompt replay.",
+        "seed 000 §12 (AMR compaction continuation)",
+    ),
+    _rule(
+        "ACP-AMR-CONTINUE-007",
+        "Cancellation stops the run: an interrupted prompt after a cancel ends cancelled and is "
+        "never continued.",
+        "seed 000 §12 (AMR compaction continuation)",
     ),
     # -- definitions are data (seed 000 §1; seed 002 §7.4) ------------------------------
     _rule(

@@ -154,6 +154,19 @@ RULES: tuple[Rule, ...] = (
         citation="design §Principles",
     ),
     Rule(
+        id="RUN-CONTINUE-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A turn interrupted with evidence its session accepts goes on in exactly one new "
+            "process of the same command, started only once the first process tree is reaped; "
+            "the run keeps both processes' events (a status 'continuation' between them), "
+            "ends with the continued turn's outcome, and never starts a second continuation. "
+            "Evidence the session refuses fails the run with no new process."
+        ),
+        citation="seed 000 §12 (AMR compaction continuation)",
+        formats=("acp-json-rpc",),
+    ),
+    Rule(
         id="RUN-FAKES-001",
         tier=Tier.MANDATORY,
         statement=(

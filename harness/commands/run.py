@@ -70,6 +70,11 @@ def format_summary(result: object) -> list[str]:
     lines = [f"status:   {result.status.value} ({how}) in {result.duration_ms / 1000:.2f} s"]
     lines.append(f"session:  {result.session_id or '-'}")
     lines.append("files:    " + (", ".join(result.files_written) or "-"))
+    if result.continuations and result.interruption is not None:
+        # seed 000 §12: the turn went on in a new process after the first was reaped.
+        lines.append(
+            f"continue: {result.continuations} new process after {result.interruption.code}"
+        )
     if result.cancel_latency_ms is not None:
         lines.append(f"cancel:   tree reaped {result.cancel_latency_ms:.0f} ms after the request")
     if result.mcp_injection is not None and (
@@ -152,9 +157,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         if target is not None:
             # RECORD-ENV-001: the header keeps the names this run set itself.
             names = [*request.env_overlay, *(["FAKE_CLI_SCENARIO"] if args.fake else [])]
-            recorder = target.recorder(
-                cwd=cwd, env=env, env_names=names, secrets=request.secrets
-            )
+            recorder = target.recorder(cwd=cwd, env=env, env_names=names, secrets=request.secrets)
 
         async def main() -> object:
             cancel = asyncio.Event()

@@ -5,6 +5,8 @@ Seed 000 §3 puts ``amr`` (Vela) in the ``acp-json-rpc`` catalog row; ref §8.3 
 ``VELA_DEFAULT_MODEL`` operator pin, ACP ``session/load`` resume and a 30-minute inactivity
 ceiling (ref §10.1: "Copilot, dsh and amr declare 30 min"). Seed 000 §12 ("AMR compaction
 continuation") requires ``loadSession`` on AMR's ``initialize`` response, so resume is ACP load.
+A model selection AMR refuses ends the run with ``AMR_MODEL_UNAVAILABLE`` (ref §2.6 step 3,
+``modelUnavailableErrorCode``) rather than falling back to the runtime's default model.
 
 Live models come from ``vela model list --format json`` (ref §8.3), a JSON object
 ``{"source": "remote", "data": [{"id": ...}, ...]}``. Upstream retries that command twice
@@ -92,4 +94,6 @@ AGENT_DEF = AgentDef(
     # not name it either; external MCP servers are therefore not forwarded (a reportable value).
     external_mcp_injection=McpInjection.NONE,
     inactivity_timeout_ms=30 * 60 * 1000,
+    # ref §2.6 step 3: AMR fails a model it cannot select instead of running on its default.
+    acp_model_unavailable_error_code="AMR_MODEL_UNAVAILABLE",
 )

@@ -291,6 +291,10 @@ class AgentDef:
     acp_turn_end_completes_prompt: bool = False
     #: ACP per-stage watchdog (ref §10.1 "def default"); None = engine default (10 min).
     acp_stage_timeout_ms: int | None = None
+    #: ACP: the error code a failed model selection ends the run with, instead of falling
+    #: back to the agent's default model (ref §2.6 step 3: AMR's ``modelUnavailableErrorCode``,
+    #: ``AMR_MODEL_UNAVAILABLE``). ``None``: a recoverable model error falls back.
+    acp_model_unavailable_error_code: str | None = None
     #: pi-rpc session directory (relative to cwd, or absolute / ``~``-prefixed).
     pi_session_dir: str | None = None
     #: pi-rpc: resume travels in argv (prime-agent ``--resume``), so the session must not

@@ -14,6 +14,7 @@ States (``SessionState``) and what moves them::
     RUNNING --cancel()--> CANCELLING --prompt result--> FINISHED(cancelled | completed)
     CANCELLING --tick(now >= grace)--> FINISHED(cancelled), Terminate(0)
     HANDSHAKE --cancel()--> FINISHED(cancelled)   (no prompt to wait for)
+    continuing session: initialize -> session/load (durable id) -> [model] -> _session/continue
     HANDSHAKE/RUNNING --error response, EOF, stage timeout, bad permission--> FINISHED(failed)
 
 Which result moves the handshake on is one table, :data:`_ON_RESULT`.
@@ -52,10 +53,28 @@ Decisions (each pinned by a test):
   notification (wire §A.1.2; the vendored schema has no request shape for it).
   Upstream sent it as a request with the next id; we follow the schema.
 * **Tool ids** keep the agent's ``toolCallId`` (see :mod:`harness.protocols.acp_updates`).
-* **Not ported:** AMR's ``modelUnavailableErrorCode`` (no ``AgentDef`` field), the
-  ``ROLE_MARKER_HALLUCINATION`` promotion, image/resource prompt blocks, and the
-  AMR ``_session/continue`` extension (seed 000 "AMR compaction continuation": a
-  separate process run, not part of one turn).
+* **AMR native continuation** (seed 000 §12 "AMR compaction continuation (ACP
+  extension v1)", :mod:`harness.protocols.amr_continuation`). A prompt answered with
+  the compaction interruption fails this process, never retryable. Only when the
+  extension was negotiated, the evidence is complete and names the durable session
+  this process opened, every tool call reached a terminal status (checked on our own
+  frames, before the failure closes the open rows) and no cancel was asked for does
+  :attr:`AcpSession.continuation` hold the evidence; :meth:`continuation_session` is then
+  the session for a *new process*: ``initialize`` (negotiated again) -> ``session/load``
+  of the durable id (an error or another ``openCodeSessionId`` is missing or changed
+  history) -> the usual model selection -> ``_session/continue {sessionId,
+  continuation}`` instead of ``session/prompt``. A continuing session never offers a
+  continuation itself: a second interruption is ``AMR_CONTINUATION_EXHAUSTED``. The
+  runner starts it (``harness.runner.engine``, RUN-CONTINUE-001).
+* **Durable handle.** ``session/new`` may name ``openCodeSessionId`` besides the
+  per-process ``sessionId`` (Vela over OpenCode): :attr:`durable_session_id` is the
+  handle a later turn loads, and the ``waiting_for_first_output`` status carries it.
+  A load answer that names a ``sessionId`` gives the id this process's updates carry.
+* **Model unavailable.** A def with ``acp_model_unavailable_error_code`` (AMR,
+  ``AMR_MODEL_UNAVAILABLE``) fails a refused model selection with that code instead of
+  running on the default model (ref §2.6 step 3, ACP-MODEL-003).
+* **Not ported:** the ``ROLE_MARKER_HALLUCINATION`` promotion and image/resource prompt
+  blocks.
 """
 
 from __future__ import annotations
@@ -72,6 +91,14 @@ from harness.events import Status, Usage
 from harness.protocols import jsonrpc
 from harness.protocols.acp_schema import describe, excerpt, validate_incoming, validate_outgoing
 from harness.protocols.acp_updates import UpdateMapper, format_usage
+from harness.protocols.amr_continuation import (
+    CONTINUE_METHOD,
+    ContinuationEvidence,
+    advertised_version,
+    is_continuation_incomplete,
+    parse_continuation_evidence,
+    supports_native_continue,
+)
 from harness.protocols.base import (
     Actions,
     CloseStdin,
@@ -99,6 +126,10 @@ from harness.protocols.jsonrpc import (
 )
 
 __all__ = [
+    "CONTINUATION_EXHAUSTED",
+    "CONTINUATION_HISTORY",
+    "CONTINUATION_INCOMPLETE",
+    "CONTINUATION_UNSUPPORTED",
     "DEFAULT_CANCEL_GRACE_MS",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_SHUTDOWN_GRACE_MS",
@@ -128,7 +159,15 @@ MODEL_CONFIG_IDS = frozenset({"model", "models", "modelid", "modelids"})
 _STAGE_DEADLINE = "acp-stage"
 _CANCEL_DEADLINE = "acp-cancel-grace"
 _FAILED = "AGENT_EXECUTION_FAILED"
+#: seed 000 "AMR compaction continuation": the interrupted prompt, however it ends.
+CONTINUATION_INCOMPLETE = "AMR_CONTINUATION_INCOMPLETE"
+#: ... and the continuing process's own failures.
+CONTINUATION_UNSUPPORTED = "AMR_CONTINUATION_UNSUPPORTED"
+CONTINUATION_HISTORY = "AMR_CONTINUATION_HISTORY_MISMATCH"
+CONTINUATION_EXHAUSTED = "AMR_CONTINUATION_EXHAUSTED"
 _MODEL_METHODS = frozenset({"session/set_config_option", "session/set_model"})
+#: The requests whose answer ends the turn.
+_TURN_METHODS = frozenset({"session/prompt", CONTINUE_METHOD})
 #: ref §2.6: a set_model/set_config error is recoverable when it is -32603 (the older
 #: code's only case); -32601 is recoverable too, since an agent that does not know
 #: session/set_model can still run the turn on its default model.
@@ -237,6 +276,12 @@ def _is_absolute(path: str) -> bool:
     return posixpath.isabs(path) or bool(re.match(r"^(?:[A-Za-z]:[\\/]|\\\\)", path))
 
 
+def _rpc_text(error: ErrorResponse) -> str:
+    """ref §2.6: ``json-rpc id <n>: <error.message|code|'json-rpc error'>``."""
+    text = error.message or (str(error.code) if error.code is not None else "json-rpc error")
+    return f"json-rpc id {error.id}: {text}"
+
+
 def _bounded(text: str, limit: int = _MESSAGE_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -259,6 +304,8 @@ class AcpSession:
         client_name: str = "adapter-harness",
         client_version: str = __version__,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        model_unavailable_error_code: str | None = None,
+        continuing: ContinuationEvidence | None = None,
     ) -> None:
         if max_line_bytes < 1:
             raise ValueError(f"max_line_bytes must be >= 1, got {max_line_bytes!r}")
@@ -267,6 +314,24 @@ class AcpSession:
                 f"grace periods must be >= 0, got shutdown_grace_ms={shutdown_grace_ms!r}, "
                 f"cancel_grace_ms={cancel_grace_ms!r}"
             )
+        #: What :meth:`continuation_session` needs to build this session's twin.
+        self._options: dict[str, Any] = {
+            "env_format": env_format,
+            "stdio_mcp_removed_in_version": stdio_mcp_removed_in_version,
+            "turn_end_completes_prompt": turn_end_completes_prompt,
+            "stage_timeout_ms": stage_timeout_ms,
+            "shutdown_grace_ms": shutdown_grace_ms,
+            "cancel_grace_ms": cancel_grace_ms,
+            "client_name": client_name,
+            "client_version": client_version,
+            "max_line_bytes": max_line_bytes,
+            "model_unavailable_error_code": model_unavailable_error_code,
+        }
+        self._model_unavailable_code = model_unavailable_error_code
+        #: The evidence this session continues (it runs in the continuing process).
+        self._continuing = continuing
+        #: The evidence this session's interrupted prompt offers to a new process.
+        self._continuation: ContinuationEvidence | None = None
         self._env_format = AcpEnvFormat(env_format)
         self._stdio_removed_in = stdio_mcp_removed_in_version
         self._turn_end_completes = turn_end_completes_prompt
@@ -319,6 +384,7 @@ class AcpSession:
                 "ignored_errors",
                 "lines_after_finish",
                 "withheld_mcp_servers",
+                "continuations_offered",
             ),
             0,
         )
@@ -338,6 +404,8 @@ class AcpSession:
         }
         if defn.acp_stage_timeout_ms is not None:
             options["stage_timeout_ms"] = defn.acp_stage_timeout_ms
+        if defn.acp_model_unavailable_error_code is not None:
+            options["model_unavailable_error_code"] = defn.acp_model_unavailable_error_code
         options.update(overrides)
         return cls(**options)
 
@@ -378,6 +446,34 @@ class AcpSession:
     def agent_capabilities(self) -> Mapping[str, Any]:
         return self._agent_capabilities
 
+    @property
+    def continuing(self) -> ContinuationEvidence | None:
+        """The evidence this session continues (``None``: it runs a prompt)."""
+        return self._continuing
+
+    @property
+    def continuation(self) -> ContinuationEvidence | None:
+        """Evidence that the interrupted prompt may be continued natively in a new process.
+
+        Set only when every condition of seed 000 "AMR compaction continuation" held when
+        the prompt failed: the extension was negotiated, the evidence is complete and names
+        the durable session this process opened, every tool call seen reached a terminal
+        status, no cancel was asked for, and this session is not itself the continuation.
+        The run still *failed* as far as this session goes.
+        """
+        return self._continuation
+
+    def continuation_session(self) -> AcpSession | None:
+        """A fresh session, configured like this one, that continues :attr:`continuation`.
+
+        The host starts it with the same request in a new process, once this process's
+        tree is quiescent (seed 000: "waits for the previous process tree to become
+        quiescent, loads the same durable session in a new process").
+        """
+        if self._continuation is None:
+            return None
+        return AcpSession(**self._options, continuing=self._continuation)
+
     # -- host calls -------------------------------------------------------------------
 
     def start(self, request: SessionRequest, now_ms: float) -> Actions:
@@ -398,6 +494,20 @@ class AcpSession:
         self._now = self._start_ms = now_ms
         self._state = SessionState.HANDSHAKE
         actions = Actions()
+        if self._continuing is not None:
+            # The stream says where the second process of the run begins.
+            cursor = self._continuing.cursor
+            actions.events.append(
+                Status(
+                    label="continuation",
+                    session_id=self._continuing.durable_session_id,
+                    detail=(
+                        f"{CONTINUE_METHOD} after the compaction interruption (user message "
+                        f"{cursor.user_message_id}, assistant message "
+                        f"{cursor.assistant_message_id})"
+                    ),
+                )
+            )
         params = {
             "protocolVersion": PROTOCOL_VERSION,
             "clientCapabilities": {
@@ -750,26 +860,134 @@ class AcpSession:
             if error.code == jsonrpc.INTERNAL_ERROR or self._state is SessionState.CANCELLING:
                 self._counters["ignored_errors"] += 1
                 return
+        elif method in _MODEL_METHODS and self._model_unavailable_code is not None:
+            # ref §2.6: AMR (``modelUnavailableErrorCode``) does not fall back to the
+            # default model: the user must choose another (rule ACP-MODEL-003).
+            self._fail(
+                actions,
+                self._model_unavailable_code,
+                _bounded(f"{_rpc_text(error)} (choose another model)"),
+                rule="ACP-MODEL-003",
+            )
+            return
         elif method in _MODEL_METHODS and error.code in _RECOVERABLE_MODEL_CODES:
             # ref §2.6: a recoverable model error -> status{model:'default'}, go on
             # to the prompt (rule ACP-MODEL-002).
             actions.events.append(Status(label="model", model="default"))
             self._send_prompt(actions)
             return
-        elif method == "session/prompt" and self._state is SessionState.CANCELLING:
+        elif method in _TURN_METHODS and self._state is SessionState.CANCELLING:
             # The agent answered our cancelled prompt with an error (e.g. -32800):
-            # the user asked for the stop, so the run is cancelled, not failed.
+            # the user asked for the stop, so the run is cancelled, not failed. An
+            # interrupted compaction is no exception (seed 000: "Cancellation ... stop").
             self._complete(actions, "cancelled", None, usage_event=False)
             return
+        elif method in _TURN_METHODS and is_continuation_incomplete(
+            error.message or "", error.data
+        ):
+            self._on_interrupted(error, method, actions)
+            return
+        elif method == "session/load" and self._continuing is not None:
+            # seed 000: "missing ... history ... stop with failure"; never a new session
+            # and never the prompt again, whatever ``retryable`` the agent claims.
+            self._fail(
+                actions,
+                CONTINUATION_HISTORY,
+                _bounded(
+                    f"cannot continue the interrupted turn: {_rpc_text(error)} "
+                    f"(loading {self._continuing.durable_session_id!r})"
+                ),
+                rule="ACP-AMR-CONTINUE-003",
+            )
+            return
         # ref §2.6: "json-rpc id <n>: <error.message|code|'json-rpc error'>" (ACP-ERROR-001).
-        text = error.message or (str(error.code) if error.code is not None else "json-rpc error")
         self._fail(
             actions,
             _FAILED,
-            _bounded(f"json-rpc id {error.id}: {text}"),
+            _bounded(_rpc_text(error)),
             rule="ACP-ERROR-001",
             retryable=infer_retryable(error),
         )
+
+    def _on_interrupted(self, error: ErrorResponse, method: str, actions: Actions) -> None:
+        """The prompt (or the continuation) ended in the compaction interruption.
+
+        seed 000 "AMR compaction continuation (ACP extension v1)". Whatever happens next,
+        this process's run failed with a non-retryable error: the interruption never
+        authorizes reseeding or replaying the prompt. Only when every condition holds is
+        :attr:`continuation` set, for the host to continue in a new process.
+        """
+        text = _rpc_text(error)
+        if method == CONTINUE_METHOD:
+            # seed 000: "At most one native continuation is allowed per physical Run".
+            self._fail(
+                actions,
+                CONTINUATION_EXHAUSTED,
+                _bounded(f"{text}; the run's one native continuation was interrupted again"),
+                rule="ACP-AMR-CONTINUE-004",
+            )
+            return
+        evidence = parse_continuation_evidence(error.data)
+        refusal = self._continuation_refusal(evidence)
+        if refusal is None:
+            assert evidence is not None
+            self._continuation = evidence
+            self._counters["continuations_offered"] += 1
+            self._fail(
+                actions,
+                CONTINUATION_INCOMPLETE,
+                _bounded(
+                    f"{text}; session {evidence.durable_session_id!r} can be continued natively"
+                ),
+                rule="ACP-AMR-CONTINUE-001",
+            )
+            return
+        rule, why = refusal
+        self._fail(
+            actions, CONTINUATION_INCOMPLETE, _bounded(f"{text}; not continued: {why}"), rule=rule
+        )
+
+    def _continuation_refusal(
+        self, evidence: ContinuationEvidence | None
+    ) -> tuple[str, str] | None:
+        """Why an interrupted prompt may not be continued: ``(rule, reason)``, or ``None``.
+
+        Checked before the failure flushes open tools: seed 000 "The daemon independently
+        checks its tool frames before closing unfinished rows".
+        """
+        if not supports_native_continue(self._agent_capabilities):
+            version = advertised_version(self._agent_capabilities)
+            return (
+                "ACP-AMR-CONTINUE-002",
+                f"initialize did not negotiate {CONTINUE_METHOD} version 1 "
+                f"(advertised: {excerpt(version, 40)})",
+            )
+        if evidence is None:
+            return (
+                "ACP-AMR-CONTINUE-006",
+                "no complete continuation evidence (legacy wording or partial data is "
+                "classified, never continued)",
+            )
+        if evidence.durable_session_id != self._durable_session_id:
+            return (
+                "ACP-AMR-CONTINUE-003",
+                f"the evidence names session {evidence.durable_session_id!r}, this run "
+                f"opened {self._durable_session_id!r}",
+            )
+        unknown = self._mapper.unannounced_tool_ids
+        if unknown:
+            return (
+                "ACP-AMR-CONTINUE-005",
+                f"unknown tool call(s) {', '.join(sorted(unknown))[:200]} "
+                "(no tool_call announced them)",
+            )
+        pending = self._mapper.open_tool_ids
+        if pending:
+            return (
+                "ACP-AMR-CONTINUE-005",
+                f"tool call(s) {', '.join(sorted(pending))[:200]} have no terminal status",
+            )
+        return None
 
     def _after_initialize(self, result: Any, item: JsonItem, actions: Actions) -> None:
         assert self._request is not None
@@ -781,6 +999,9 @@ class AcpSession:
         caps = result.get("agentCapabilities")
         self._agent_capabilities = dict(caps) if isinstance(caps, dict) else {}
         servers = self._servers_for_agent(actions)
+        if self._continuing is not None:
+            self._load_for_continuation(actions, servers)
+            return
         resume = self._request.resume_session_id
         if resume:
             if self._agent_capabilities.get("loadSession") is not True:
@@ -805,13 +1026,42 @@ class AcpSession:
             actions, "session/new", {"cwd": self._request.cwd, "mcpServers": servers}
         )
 
+    def _load_for_continuation(self, actions: Actions, servers: list[dict[str, Any]]) -> None:
+        """seed 000 "AMR compaction continuation": the new process loads the same durable
+        session, only when it negotiated the extension (rule ACP-AMR-CONTINUE-002)."""
+        assert self._request is not None and self._continuing is not None
+        if not supports_native_continue(self._agent_capabilities):
+            version = advertised_version(self._agent_capabilities)
+            self._fail(
+                actions,
+                CONTINUATION_UNSUPPORTED,
+                "cannot continue the interrupted turn natively: the new process does not "
+                f"negotiate {CONTINUE_METHOD} version 1 (advertised: {excerpt(version, 40)}, "
+                f"loadSession: {self._agent_capabilities.get('loadSession')!r})",
+                rule="ACP-AMR-CONTINUE-002",
+            )
+            return
+        durable = self._continuing.durable_session_id
+        params = {"sessionId": durable, "cwd": self._request.cwd, "mcpServers": servers}
+        self._send_request(actions, "session/load", params)
+
     def _after_session(self, result: Any, item: JsonItem, actions: Actions) -> None:
         assert self._request is not None
-        resumed = self._request.resume_session_id
+        resumed = (
+            self._continuing.durable_session_id
+            if self._continuing is not None
+            else self._request.resume_session_id
+        )
         method = "session/load" if resumed else "session/new"
         if resumed:
-            session_id: Any = resumed  # LoadSessionResponse carries no sessionId
             result = result if isinstance(result, dict) else {}
+            # LoadSessionResponse carries no sessionId in the schema; an agent whose ACP
+            # session id differs from the durable handle it loads (Vela: a per-process ACP
+            # id over an OpenCode session) names the id its updates will carry.
+            named = result.get("sessionId")
+            session_id: Any = named if isinstance(named, str) and named else resumed
+            if self._continuing is not None and not self._same_history(result, actions):
+                return
         else:
             if not isinstance(result, dict):
                 self._invalid_result(actions, method, "result is not an object", item)
@@ -823,7 +1073,9 @@ class AcpSession:
                 return
         self._session_id = session_id
         durable = result.get("openCodeSessionId")
-        self._durable_session_id = durable if isinstance(durable, str) and durable else session_id
+        # A load keeps the handle it loaded unless the agent names the durable one itself.
+        handle = resumed or session_id
+        self._durable_session_id = durable if isinstance(durable, str) and durable else handle
         option = self._model_option(result.get("configOptions"))
         self._model_config_id = option["id"] if option is not None else None
         current = self._current_model(result, option)
@@ -864,6 +1116,26 @@ class AcpSession:
             return str(option["currentValue"])
         return None
 
+    def _same_history(self, result: dict[str, Any], actions: Actions) -> bool:
+        """seed 000: "missing or changed history ... stop with failure" (ACP-AMR-CONTINUE-003).
+
+        The load must answer for the durable session the evidence named; an agent that
+        reports another ``openCodeSessionId`` has changed history under us.
+        """
+        assert self._continuing is not None
+        reported = result.get("openCodeSessionId")
+        expected = self._continuing.durable_session_id
+        if reported is None or reported == expected:
+            return True
+        self._fail(
+            actions,
+            CONTINUATION_HISTORY,
+            f"cannot continue the interrupted turn: session/load of {expected!r} answered "
+            f"for session {excerpt(reported, 80)}",
+            rule="ACP-AMR-CONTINUE-003",
+        )
+        return False
+
     def _after_model(self, result: Any, item: JsonItem, actions: Actions) -> None:
         assert self._request is not None and self._request.model is not None
         actions.events.append(Status(label="model", model=self._request.model.strip()))
@@ -890,18 +1162,28 @@ class AcpSession:
     def _send_prompt(self, actions: Actions) -> None:
         # ref §2.6 step 4 (rule ACP-PROMPT-001).
         assert self._request is not None and self._session_id is not None
-        params = {
+        method = "session/prompt"
+        params: dict[str, Any] = {
             "sessionId": self._session_id,
             "prompt": [{"type": "text", "text": self._request.prompt}],
         }
+        if self._continuing is not None:
+            # seed 000: "sends _session/continue with only that cursor" -- the prompt is
+            # never sent again (rule ACP-AMR-CONTINUE-001).
+            method = CONTINUE_METHOD
+            params = {
+                "sessionId": self._session_id,
+                "continuation": self._continuing.cursor.to_wire(),
+            }
         self._prompt_sent = True
         self._mapper.prompt_sent_ms = self._now
         self._state = SessionState.RUNNING
-        self._send_request(actions, "session/prompt", params)
+        self._send_request(actions, method, params)
         actions.events.append(
             Status(
                 label="waiting_for_first_output",
-                session_id=self._session_id,
+                # The handle a later turn loads (ref §2.6 step 3: durableSessionId).
+                session_id=self._durable_session_id,
                 elapsed_ms=self._now - self._start_ms,
             )
         )
@@ -970,4 +1252,5 @@ _ON_RESULT: dict[str, Callable[[AcpSession, Any, JsonItem, Actions], None]] = {
     "session/set_config_option": AcpSession._after_model,
     "session/set_model": AcpSession._after_model,
     "session/prompt": AcpSession._after_prompt,
+    CONTINUE_METHOD: AcpSession._after_prompt,
 }

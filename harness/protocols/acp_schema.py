@@ -11,7 +11,8 @@ wrapper ``{"$ref": "#/$defs/<Def>", "$defs": ...}`` with
 
 Sources, in order: ``v1/schema.json`` (stable); ``v1/schema.unstable.json`` for a
 method only defined there; a local two-field shape for ``session/set_model``,
-which is in neither file of the vendored release (VENDORED.md). Error responses
+which is in neither file of the vendored release (VENDORED.md), and local shapes for
+the AMR extension request ``_session/continue`` (:data:`LOCAL_SHAPES`). Error responses
 are checked against the ``Error`` ``$def``; the envelope by
 :func:`harness.protocols.jsonrpc.envelope_problems` (``"jsonrpc": "2.0"``).
 
@@ -70,6 +71,38 @@ LOCAL_SHAPES: dict[tuple[str, str], dict[str, Any]] = {
         "required": ["sessionId", "modelId"],
     },
     ("session/set_model", "response"): {"type": ["object", "null"]},
+    # seed 000 "AMR compaction continuation (ACP extension v1)": ``_session/continue``
+    # carries the session and the cursor and nothing else (no prompt: the model loop goes
+    # on without a user message); it is answered like ``session/prompt``.
+    ("_session/continue", "request"): {
+        "type": "object",
+        "properties": {
+            "sessionId": {"type": "string", "minLength": 1},
+            "continuation": {
+                "type": "object",
+                "properties": {
+                    "version": {"const": 1},
+                    "userMessageId": {"type": "string", "minLength": 1, "maxLength": 256},
+                    "assistantMessageId": {"type": "string", "minLength": 1, "maxLength": 256},
+                    "toolResultsCommitted": {"const": True},
+                },
+                "required": [
+                    "version",
+                    "userMessageId",
+                    "assistantMessageId",
+                    "toolResultsCommitted",
+                ],
+                "additionalProperties": False,
+            },
+        },
+        "required": ["sessionId", "continuation"],
+        "additionalProperties": False,
+    },
+    ("_session/continue", "response"): {
+        "type": "object",
+        "properties": {"stopReason": {"type": "string"}},
+        "required": ["stopReason"],
+    },
 }
 
 #: At most this many problems are reported per frame, each at most this long.

@@ -287,6 +287,8 @@ class ToolCallState:
     path_rank: int = 0
     #: Transcribed (or deliberately not, when think-only): later updates are ignored.
     done: bool = False
+    #: A ``tool_call`` announced it (an id first seen in a ``tool_call_update`` is unknown).
+    announced: bool = False
 
     def apply(self, update: Mapping[str, Any]) -> None:
         """Merge one ``tool_call``/``tool_call_update`` (ACP: present fields replace)."""
@@ -426,6 +428,11 @@ class UpdateMapper:
         return [t.tool_call_id for t in self._tools.values() if not t.done]
 
     @property
+    def unannounced_tool_ids(self) -> list[str]:
+        """Tools whose first frame was a ``tool_call_update``: no ``tool_call`` named them."""
+        return [t.tool_call_id for t in self._tools.values() if not t.announced]
+
+    @property
     def text(self) -> str:
         """All visible text emitted this turn (joined once, then kept joined)."""
         if len(self._text_parts) > 1:
@@ -495,6 +502,8 @@ class UpdateMapper:
         state = self._tools.get(tool_id)
         if state is None:
             state = self._tools[tool_id] = ToolCallState(tool_id, started_at_ms=now_ms)
+        if update.get("sessionUpdate") == "tool_call":
+            state.announced = True
         if state.done:
             return []  # already transcribed once (e.g. flushed at cancel)
         state.apply(update)

@@ -19,13 +19,14 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from harness.events import Event
 
 __all__ = [
     "Actions",
     "CloseStdin",
+    "ContinuableSession",
     "Control",
     "Finished",
     "LocalProtocolError",
@@ -177,3 +178,16 @@ class TwoWaySession(Protocol):
     def cancel(self, now_ms: float) -> Actions: ...
 
     def tick(self, now_ms: float) -> Actions: ...
+
+
+@runtime_checkable
+class ContinuableSession(Protocol):
+    """A session that can hand its interrupted turn on to a new process.
+
+    The ACP session after the AMR compaction interruption (seed 000 "AMR compaction
+    continuation"): ``continuation_session()`` is the session that continues the turn in a
+    new process, or ``None`` when the turn may not be continued. The runner asks through
+    this protocol, so it never needs to know which protocol it drives.
+    """
+
+    def continuation_session(self) -> TwoWaySession | None: ...

@@ -69,7 +69,9 @@ from harness.prompt import (
 from harness.protocols.base import (
     Actions,
     CloseStdin,
+    ContinuableSession,
     Finished,
+    RunStatus,
     SetDeadline,
     Terminate,
     TwoWaySession,
@@ -236,6 +238,10 @@ class _Run:
         self.runner_error: RunError | None = None
         self.cancel_requested = False
         self.cancel_at: float | None = None
+        #: Processes started after the first to continue its turn (at most one), and how
+        #: the first one's turn ended.
+        self.continuations = 0
+        self.interruption: RunError | None = None
         self.first_output_ms = self._timeout(
             request.first_output_timeout_ms, request.defn.first_output_timeout_ms, None
         )
@@ -295,6 +301,8 @@ class _Run:
             ),
             files_truncated=self._files_truncated,
             counters=counters,
+            continuations=self.continuations,
+            interruption=self.interruption,
         )
 
     def _early(self, code: str, message: str, *, rule: str | None, source: str) -> RunResult:
@@ -303,6 +311,12 @@ class _Run:
         return self._result(RunOutcome.FAILED, error)
 
     def _session_id(self) -> str | None:
+        # seed 002 §7.4 (getDurableSessionId): an ACP agent over another runtime (Vela over
+        # OpenCode) names a durable handle besides its per-process ACP id; that is the one
+        # a later turn loads.
+        durable = getattr(self.session, "durable_session_id", None)
+        if isinstance(durable, str) and durable:
+            return durable
         if self.session is not None and self.session.session_id:
             return self.session.session_id
         if self.stream_session_id:
@@ -370,6 +384,91 @@ class _Run:
     # ------------------------------------------------------------------ the live run
 
     async def _spawn_and_run(self, prepared: Prepared) -> RunResult:
+        early = await self._run_process(prepared, prepared.start_actions)
+        if early is not None:
+            return early
+        follow = self._continuation()
+        if follow is not None:
+            early = await self._continue_in_new_process(prepared, follow)
+            if early is not None:
+                return early
+        return self._finish()
+
+    def _continuation(self) -> TwoWaySession | None:
+        """The session that continues this run's interrupted turn natively, or ``None``.
+
+        seed 000 "AMR compaction continuation": "The daemon waits for the previous process
+        tree to become quiescent, loads the same durable session in a new process" and "At
+        most one native continuation is allowed per physical Run" (RUN-CONTINUE-001). Not
+        after a cancel (it stops the run), a runner failure (a timeout), or when any owned
+        process of the first tree could not be reaped.
+        """
+        session = self.session
+        if (
+            not isinstance(session, ContinuableSession)
+            or self.continuations >= 1
+            or self.finished is None
+            or self.finished.status is not RunStatus.FAILED
+            or self.cancel_requested
+            or (self.cancel_event is not None and self.cancel_event.is_set())
+            or self.runner_error is not None
+            or self.abandoned
+            or self.tree is None
+            or self.tree.survivors()
+        ):
+            return None
+        return session.continuation_session()
+
+    async def _continue_in_new_process(
+        self, prepared: Prepared, session: TwoWaySession
+    ) -> RunResult | None:
+        """Start ``session`` in a new process of the same command: the run goes on.
+
+        The first process is over and its tree reaped (``_complete``); its events stay.
+        A recording tap holds one process, so it is closed with the first one.
+        """
+        assert self.plan is not None
+        if self.transport is not None:
+            self.transport.close()
+        if self.tap is not None:
+            rc = self.returncode
+            self.tap.exited(
+                rc if rc is not None and rc >= 0 else None,
+                -rc if rc is not None and rc < 0 else None,
+                _now() - self.t_spawn,
+            )
+            self.tap = None
+        self.continuations += 1
+        self.interruption = self._error_for(RunOutcome.FAILED)
+        self._reset_process()
+        self.session = session
+        return await self._run_process(prepared, session.start(self.plan.request, _now()))
+
+    def _reset_process(self) -> None:
+        """Forget the per-process state of the last process (a new one is about to start)."""
+        self.transport = None
+        self.protocol = None
+        self.tree = None
+        self.exited = False
+        self.returncode = None
+        self.eof = {1: False, 2: False}
+        self.stdin_closed = False
+        self.stdin_lost = False
+        self.finished = None
+        self.output_finished = False
+        self.deadlines = []
+        self.terminate_at = None
+        self.term_stage = 0
+        self.tree_dead_at = None
+        self.drain_deadline = None
+
+    async def _run_process(
+        self, prepared: Prepared, start_actions: Actions | None
+    ) -> RunResult | None:
+        """Spawn one process of the run and drive it until it is reaped.
+
+        Returns a failed result when the process could not be started, else ``None``.
+        """
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         protocol = PipeQueue(queue, loop.create_future())
@@ -408,7 +507,7 @@ class _Run:
                 lambda fut: None if fut.cancelled() else queue.put_nowait(("cancel", None))
             )
         try:
-            self._deliver_prompt(prepared.start_actions)
+            self._deliver_prompt(start_actions)
             await self._loop(queue)
         except BaseException:
             await self._emergency_stop()
@@ -416,7 +515,7 @@ class _Run:
         finally:
             if watcher is not None and not watcher.done():
                 watcher.cancel()
-        return self._finish()
+        return None
 
     def _deliver_prompt(self, start_actions: Actions | None) -> None:
         """seed 002 §6.2 (RUN-STDIN-001): the prompt reaches the CLI its def's way."""

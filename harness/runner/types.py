@@ -176,6 +176,13 @@ class RunResult:
     mcp_injection: Mapping[str, Any] | None = None
     #: Staged skill roots, relative to cwd (``.od-skills/<basename>-<hash>``).
     skills_staged: tuple[str, ...] = ()
+    #: Processes started after the first to continue its interrupted turn natively (seed
+    #: 000 "AMR compaction continuation": at most one per run). ``pid``, ``exit_code`` and
+    #: ``argv`` describe the last process; ``events`` and ``files_written`` the whole run.
+    continuations: int = 0
+    #: With a continuation: how the first process's turn ended (the interruption the
+    #: continuation recovered from, or did not), so it is never lost.
+    interruption: RunError | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -209,6 +216,8 @@ class RunResult:
             "counters": dict(self.counters),
             "mcp_injection": None if self.mcp_injection is None else dict(self.mcp_injection),
             "skills_staged": list(self.skills_staged),
+            "continuations": self.continuations,
+            "interruption": self.interruption.to_json() if self.interruption else None,
         }
         if include_events:
             out["events"] = [e.to_json() for e in self.events]

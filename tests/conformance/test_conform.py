@@ -85,15 +85,20 @@ def _plan(targets: list[conform.DefTarget], **kw: Any) -> conform.ConformPlan:
 
 @pytest.mark.rule("CONFORM-PLAN-001")
 def test_plan_gives_every_def_every_check_and_every_scenario() -> None:
-    plan = _plan(_targets("claude", "deepseek-harness"))
-    claude, dsh = plan.defs
+    plan = _plan(_targets("claude", "deepseek-harness", "amr"))
+    claude, dsh, amr = plan.defs
     assert set(claude.def_rules) == set(all_checks("def"))
     assert set(claude.run_rules) == set(all_checks("run"))
-    # seed 001 §5: a noise line is a fault for a profile runtime; the run checks judge it
-    assert claude.scenarios == dsh.scenarios == tuple(list_scenarios())
-    assert claude.left_out == dsh.left_out == ()
+    # seed 001 §5: a noise line is a fault for a profile runtime; the run checks judge it.
+    # Only a fake that emulates an optional step (compaction: AMR, seed 000 §12) gets its
+    # scenario; the others leave it out and say why.
+    common = tuple(s for s in list_scenarios() if s != "compaction")
+    assert claude.scenarios == dsh.scenarios == common
+    assert amr.scenarios == tuple(list_scenarios())
+    why = "the claude fake does not emulate scenario step 'compaction'"
+    assert claude.left_out == (("compaction", why),) and amr.left_out == ()
     jobs = plan.jobs
-    assert len(jobs) == 2 * len(list_scenarios())
+    assert len(jobs) == 2 * len(common) + len(list_scenarios())
     assert jobs[0].scenario == "happy"
     assert {j.scenario for j in jobs if j.cancel} >= {"hang", "stall", "spawn_tree"}
     assert not any(j.cancel for j in jobs if j.scenario in ("happy", "api_error"))

@@ -5,7 +5,7 @@ events around the problem.
 Rules: EVENT-SCHEMA-001, RUN-TOOL-PAIR-001, RUN-TOOL-ONCE-001, RUN-TERMINAL-001,
 RUN-AFTER-TERMINAL-001, RUN-HAPPY-TEXT-001, RUN-HAPPY-FILE-001, RUN-USAGE-001,
 RUN-SESSION-CAPTURE-001, RUN-FAULT-APIERROR-001, RUN-FAULT-CRASH-001, RUN-CANCEL-001,
-RUN-SECRET-001.
+RUN-SECRET-001, RUN-CONTINUE-001.
 """
 
 from __future__ import annotations
@@ -138,19 +138,48 @@ def test_an_event_off_the_schema_fails() -> None:
 
 
 _EVENT_TYPES = (
-    "status", "text_delta", "thinking_start", "thinking_delta", "thinking_end", "tool_use",
-    "tool_input_delta", "tool_in_flight", "tool_result", "usage", "turn_end", "error", "raw",
-    "artifact", "fabricated_role_marker", "file_write",
+    "status",
+    "text_delta",
+    "thinking_start",
+    "thinking_delta",
+    "thinking_end",
+    "tool_use",
+    "tool_input_delta",
+    "tool_in_flight",
+    "tool_result",
+    "usage",
+    "turn_end",
+    "error",
+    "raw",
+    "artifact",
+    "fabricated_role_marker",
+    "file_write",
 )
 _json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
 _json_values = st.recursive(
     _json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                               max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=6,
 )
-_EVENT_KEYS = ("label", "delta", "id", "name", "input", "tool_use_id", "content", "is_error",
-               "stop_reason", "message", "line", "source", "marker", "usage", "terminal")
+_EVENT_KEYS = (
+    "label",
+    "delta",
+    "id",
+    "name",
+    "input",
+    "tool_use_id",
+    "content",
+    "is_error",
+    "stop_reason",
+    "message",
+    "line",
+    "source",
+    "marker",
+    "usage",
+    "terminal",
+)
 
 
 @pytest.mark.rule("EVENT-SCHEMA-001")
@@ -456,3 +485,73 @@ def test_checks_never_crash_on_arbitrary_events(
     obs = happy_run(events=events, status=status, cancel_requested=cancel, scenario=CRASH)
     for rule, finding in evaluate_run(obs).items():
         assert finding.status is not Status.NOT_TESTED, f"{rule}: {finding.reason}"
+
+
+def _compaction_scenario(**options: Any) -> Any:
+    from fake_clis.scenario import parse_scenario
+
+    steps = [
+        {"kind": "text", "text": "Writing."},
+        {"kind": "compaction", **options},
+        {"kind": "text", "text": "Recovered and finished."},
+    ]
+    return parse_scenario({"name": "compaction", "steps": steps})
+
+
+def _continued_events(marks: int = 1, final: str = "Recovered and finished.") -> list[Any]:
+    mark = StatusEvent(label="continuation", session_id="ses_1", detail="_session/continue")
+    return js(TextDelta(delta="Writing."), *([mark] * marks), TextDelta(delta=final))
+
+
+@pytest.mark.rule("RUN-CONTINUE-001")
+def test_an_interrupted_turn_must_continue_exactly_as_its_evidence_allows() -> None:
+    ok = happy_run(
+        def_id="amr",
+        stream_format="acp-json-rpc",
+        scenario=_compaction_scenario(),
+        events=_continued_events(),
+        files={},
+        files_written=(),
+    )
+    assert judge(ok, "RUN-CONTINUE-001").status is Status.PASS
+    assert_fails(
+        judge(dataclasses.replace(ok, events=_continued_events(0)), "RUN-CONTINUE-001"),
+        "RUN-CONTINUE-001",
+        "0 continuation(s) started; the interruption allows 1",
+    )
+    assert_fails(
+        judge(dataclasses.replace(ok, events=_continued_events(2)), "RUN-CONTINUE-001"),
+        "RUN-CONTINUE-001",
+        "2 continuation(s)",
+    )
+    assert_fails(
+        judge(dataclasses.replace(ok, status="failed"), "RUN-CONTINUE-001"),
+        "RUN-CONTINUE-001",
+        "must succeed",
+    )
+    assert_fails(
+        judge(dataclasses.replace(ok, events=_continued_events(final="x")), "RUN-CONTINUE-001"),
+        "RUN-CONTINUE-001",
+        "continued turn's text",
+    )
+    # Evidence the session must refuse: no new process, and the run fails.
+    for options in ({"evidence": "legacy"}, {"pending_tool": True}, {"advertise": None}):
+        refused = dataclasses.replace(
+            ok,
+            scenario=_compaction_scenario(**options),
+            events=_continued_events(0),
+            status="failed",
+        )
+        assert judge(refused, "RUN-CONTINUE-001").status is Status.PASS, options
+        continued = dataclasses.replace(refused, events=_continued_events(1))
+        assert_fails(judge(continued, "RUN-CONTINUE-001"), "RUN-CONTINUE-001", "allows 0")
+    # A continuation whose history is gone, or that is interrupted again, still fails.
+    for options in ({"history": "missing"}, {"repeat": True}):
+        once = dataclasses.replace(ok, scenario=_compaction_scenario(**options), status="failed")
+        assert judge(once, "RUN-CONTINUE-001").status is Status.PASS, options
+        assert_fails(
+            judge(dataclasses.replace(once, status="succeeded"), "RUN-CONTINUE-001"),
+            "RUN-CONTINUE-001",
+            "must fail",
+        )
+    assert judge(happy_run(), "RUN-CONTINUE-001").status is Status.SKIPPED

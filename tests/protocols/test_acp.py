@@ -100,6 +100,35 @@ _SET_MODEL: dict[str, dict[str, Any]] = {
     "response": {"type": ["object", "null"]},
 }
 
+#: The AMR extension (Open Design's ``amr-continuation.ts`` contract): the session and the
+#: version-1 cursor, nothing else -- above all no ``prompt``.
+_CONTINUE: dict[str, dict[str, Any]] = {
+    "request": {
+        "type": "object",
+        "properties": {
+            "sessionId": {"type": "string"},
+            "continuation": {
+                "type": "object",
+                "properties": {
+                    "version": {"const": 1},
+                    "userMessageId": {"type": "string", "minLength": 1},
+                    "assistantMessageId": {"type": "string", "minLength": 1},
+                    "toolResultsCommitted": {"const": True},
+                },
+                "required": [
+                    "version",
+                    "userMessageId",
+                    "assistantMessageId",
+                    "toolResultsCommitted",
+                ],
+                "additionalProperties": False,
+            },
+        },
+        "required": ["sessionId", "continuation"],
+        "additionalProperties": False,
+    },
+}
+
 
 def _schema_for(method: str, kind: str) -> dict[str, Any]:
     for full in _FILES:
@@ -112,6 +141,8 @@ def _schema_for(method: str, kind: str) -> dict[str, Any]:
                 }
     if method == "session/set_model":
         return _SET_MODEL[kind]
+    if method == "_session/continue":
+        return _CONTINUE[kind]
     raise AssertionError(f"the vendored schema has no {kind} shape for {method!r}")
 
 

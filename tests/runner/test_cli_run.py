@@ -71,6 +71,18 @@ def test_a_failed_run_exits_1_with_the_error(
     assert "status:   failed (exit 7)" in out and "RUN_EXIT_NONZERO" in out
 
 
+@pytest.mark.rule("RUN-CLI-001", "RUN-CONTINUE-001")
+def test_a_continued_run_says_so_in_the_summary(
+    isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["run", "amr", "--fake", "--scenario", "compaction", "--cwd", str(isolated)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert 'label="continuation"' in out
+    assert "continue: 1 new process after AMR_CONTINUATION_INCOMPLETE" in out
+    assert (isolated / "notes.md").read_text(encoding="utf-8") == "# Notes\n\nWritten once.\n"
+
+
 @pytest.mark.rule("RUN-CLI-001", "RUN-CANCEL-ORDER-001")
 def test_cancel_after_exits_1_and_reports_the_reap_time(
     isolated: Path, capsys: pytest.CaptureFixture[str]

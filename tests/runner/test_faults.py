@@ -23,6 +23,7 @@ import pytest
 
 from harness.events import Raw
 from harness.runner import RunOutcome, RunResult, run_agent_async
+from tests.runner import test_amr_continuation as amr_continuation
 from tests.runner.conftest import FORMAT_CASES, FakeWorld, case_id, run_all, text_of
 
 STRICT_FORMATS = frozenset({"dsh-profile-jsonl"})
@@ -404,6 +405,7 @@ SCENARIO_TESTS: dict[str, Callable[..., None]] = {
     "slow": test_slow_output_is_not_inactivity,
     "old_version": test_old_version_runs_with_the_default_capabilities,
     "happy": test_happy_scenario_on_every_format,
+    "compaction": amr_continuation.test_an_interrupted_turn_continues_once_in_a_new_process,
 }
 #: Not faults; exercised by the fake-CLI tests.
 NOT_FAULTS = frozenset({"shell", "text", "tool_error"})
