@@ -769,9 +769,7 @@ def find_native_binary(
 # --------------------------------------------------------------------------- launch env
 
 
-def apply_env_value_rules(
-    env: Mapping[str, str], rules: Iterable[EnvValueRule]
-) -> dict[str, str]:
+def apply_env_value_rules(env: Mapping[str, str], rules: Iterable[EnvValueRule]) -> dict[str, str]:
     """ref §5.3 (LAUNCH-ENV-004): drop ``rule.key`` unless its value is an allowed one.
 
     Keys match case-insensitively (Windows env); values are compared trimmed.

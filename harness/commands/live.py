@@ -33,8 +33,10 @@ def add_live_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     install.add_argument("ids", nargs="*", metavar="ID", help="agent ids (default: every recipe)")
     install.add_argument("--cache", metavar="DIR", help="cache dir (default: .cache/live)")
     install.add_argument("--force", action="store_true", help="reinstall even when present")
-    for name, text in (("run", "run one scenario on the real CLI"),
-                       ("diff", "run one scenario on the real CLI and the fake; compare")):
+    for name, text in (
+        ("run", "run one scenario on the real CLI"),
+        ("diff", "run one scenario on the real CLI and the fake; compare"),
+    ):
         p = live_sub.add_parser(name, help=text)
         p.add_argument("id", metavar="ID", help="agent id")
         p.add_argument("--scenario", required=True, metavar="S", help="case id or scenario")
@@ -65,8 +67,12 @@ def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
         status = 0
         for agent in ids:
             try:
-                install_recipe(recipes[agent], cache, out=lambda m: print(m, file=out, flush=True),
-                               force=args.force)
+                install_recipe(
+                    recipes[agent],
+                    cache,
+                    out=lambda m: print(m, file=out, flush=True),
+                    force=args.force,
+                )
             except InstallError as exc:
                 print(f"{agent}: install failed: {exc}", file=out)
                 status = 1
@@ -86,8 +92,11 @@ def _print_event(out: TextIO, as_json: bool) -> object:
             print(json.dumps(data, ensure_ascii=False), file=out, flush=True)
         else:
             rest = {k: v for k, v in data.items() if k != "type"}
-            print(f"{data['type']:<14} {json.dumps(rest, ensure_ascii=False)[:300]}",
-                  file=out, flush=True)
+            print(
+                f"{data['type']:<14} {json.dumps(rest, ensure_ascii=False)[:300]}",
+                file=out,
+                flush=True,
+            )
 
     return on_event
 
@@ -130,11 +139,16 @@ def _run(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO
             print("-- request log", file=out)
             for line, n in kinds.items():
                 print(f"  {n} x {line}", file=out)
-            print(f"-- {run.agent} {run.cli_version or ''} [{run.transport}] {run.case.id}: "
-                  f"{summary['outcomes']} exit {summary['exit_codes']} files {summary['files']}",
-                  file=out)
-        return 0 if all(t.result.error is None or run.case.scenario == "api_error"
-                        for t in run.turns) else 1
+            print(
+                f"-- {run.agent} {run.cli_version or ''} [{run.transport}] {run.case.id}: "
+                f"{summary['outcomes']} exit {summary['exit_codes']} files {summary['files']}",
+                file=out,
+            )
+        return (
+            0
+            if all(t.result.error is None or run.case.scenario == "api_error" for t in run.turns)
+            else 1
+        )
     finally:
         run.dirs.cleanup()
 
@@ -150,9 +164,13 @@ def _diff(args: argparse.Namespace, defn: object, cache: Path | None, out: TextI
         if args.transport and "@" in label and not label.endswith("@" + args.transport):
             continue
         if args.json:
-            row = {"rule": rule, "case": label, "status": finding.status.value,
-                   "reason": finding.reason,
-                   "evidence": finding.evidence.to_json() if finding.evidence else None}
+            row = {
+                "rule": rule,
+                "case": label,
+                "status": finding.status.value,
+                "reason": finding.reason,
+                "evidence": finding.evidence.to_json() if finding.evidence else None,
+            }
             print(json.dumps(row, ensure_ascii=False), file=out)
         else:
             print(f"{finding.status.value:<10} {rule:<24} {label}: {finding.reason}", file=out)

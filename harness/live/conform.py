@@ -105,8 +105,9 @@ def real_findings(
             cases = picked
         for case in cases:
             label = case_label(case, transport, recipe)
-            out.extend(_one_case(defn, recipe, case, transport, label, cache_dir, record_dir,
-                                 progress))
+            out.extend(
+                _one_case(defn, recipe, case, transport, label, cache_dir, record_dir, progress)
+            )
     return out
 
 
@@ -128,8 +129,15 @@ def _one_case(  # noqa: PLR0917 - one private call site
     fake: LiveRun | None = None
     try:
         progress(f"{defn.id} {label}: real CLI")
-        real = run_live(defn, case, recipe=recipe, transport=transport, side="real",
-                        cache_dir=cache_dir, record=record)
+        real = run_live(
+            defn,
+            case,
+            recipe=recipe,
+            transport=transport,
+            side="real",
+            cache_dir=cache_dir,
+            record=record,
+        )
         progress(f"{defn.id} {label}: fake CLI")
         fake = run_live(defn, case, recipe=recipe, transport=transport, side="fake")
         repro = f"harness live diff {defn.id} --scenario {case.id} --transport {transport}"

@@ -123,9 +123,7 @@ def normalize(value: Any, paths: Sequence[tuple[str, str]]) -> Any:
             return value
         # One pass, longest path first, whole path components only: a replaced part is
         # never scanned again, and /w never matches inside /work.
-        pattern = re.compile(
-            "|".join(f"(?P<{n}>{re.escape(p)})(?![\\w.-])" for n, p in known)
-        )
+        pattern = re.compile("|".join(f"(?P<{n}>{re.escape(p)})(?![\\w.-])" for n, p in known))
         out = pattern.sub(lambda m: "{" + str(m.lastgroup) + "}", value)
         return out.replace("{cwd}/", "")
     if isinstance(value, list):
@@ -166,8 +164,10 @@ def _results(events: Sequence[Event]) -> list[tuple[bool, bool]]:
 def _transcript(side: Side) -> list[Frame]:
     frames: list[Frame] = []
     for i, events in enumerate(side.turns, 1):
-        lines = [json.dumps(normalize(e, side.paths), sort_keys=True)
-                 for e in events_to_json(list(events))]
+        lines = [
+            json.dumps(normalize(e, side.paths), sort_keys=True)
+            for e in events_to_json(list(events))
+        ]
         frames.append(Frame(Direction.STDOUT, f"[{side.label} turn {i}]\n" + "\n".join(lines)))
     return frames
 
@@ -227,6 +227,7 @@ def compare_sides(
         lambda s: [event_kinds(t) for t in s.turns],
     )
     final_text = scen.final_text if scen is not None and scen.exit_code == 0 else None
+
     def masked(text: str) -> str:
         for v in volatile:
             text = v.apply(text)

@@ -208,8 +208,14 @@ def install_recipe(
             raise InstallError("npm is not on PATH")
         _run(
             [
-                npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-                "--prefix", str(prefix), f"{package.name}@{package.version}",
+                npm,
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--prefix",
+                str(prefix),
+                f"{package.name}@{package.version}",
             ],
             out,
             env,
@@ -220,8 +226,13 @@ def install_recipe(
             _run([python, "-m", "venv", str(prefix)], out, env)
         pip = prefix / ("Scripts" if sys.platform == "win32" else "bin") / "pip"
         _run(
-            [str(pip), "install", "--disable-pip-version-check", "--quiet",
-             f"{package.name}=={package.version}"],
+            [
+                str(pip),
+                "install",
+                "--disable-pip-version-check",
+                "--quiet",
+                f"{package.name}=={package.version}",
+            ],
             out,
             env,
         )

@@ -278,9 +278,7 @@ def _scenario_dir() -> Path:
     return SCENARIO_DIR
 
 
-def parse_recipe(
-    raw: Any, *, path: str = "<recipe>", expect_agent: str | None = None
-) -> Recipe:
+def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None = None) -> Recipe:
     """Validate a decoded recipe; raise :class:`RecipeError` naming ``path`` and the field.
 
     ``expect_agent`` (the file name stem) must equal ``agent`` when given.
@@ -502,8 +500,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FAIL {exc}")
             status = 1
             continue
-        what = f"skip: {recipe.skip_reason}" if recipe.skip_reason else (
-            f"{recipe.package.manager} {recipe.package.key}" if recipe.package else ""
+        what = (
+            f"skip: {recipe.skip_reason}"
+            if recipe.skip_reason
+            else (f"{recipe.package.manager} {recipe.package.key}" if recipe.package else "")
         )
         print(f"ok   {recipe.agent}: {what}")
     return status

@@ -100,9 +100,11 @@ def read_request(body: Mapping[str, Any]) -> Conversation:
     source = ""
     for key in ("output_config", "output_format"):
         holder = body.get(key)
-        fmt = holder.get("format") if key == "output_config" and isinstance(
-            holder, Mapping
-        ) else holder
+        fmt = (
+            holder.get("format")
+            if key == "output_config" and isinstance(holder, Mapping)
+            else holder
+        )
         if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
             found = fmt.get("schema")
             structured, source = (found if isinstance(found, dict) else {}), key
@@ -238,8 +240,12 @@ def render_json(plan: ReplyPlan, conv: Conversation, ids: ReplyIds) -> dict[str,
         elif isinstance(block, ToolBlock):
             call = block.call
             content.append(
-                {"type": "tool_use", "id": call.call_id, "name": call.name,
-                 "input": dict(call.arguments)}
+                {
+                    "type": "tool_use",
+                    "id": call.call_id,
+                    "name": call.name,
+                    "input": dict(call.arguments),
+                }
             )
     message["content"] = content
     message["stop_reason"] = plan.stop_reason

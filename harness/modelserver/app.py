@@ -190,9 +190,7 @@ _PROVIDERS: dict[str, _Provider] = {
         openai_chat.error_reply,
     ),
     "generate": _Provider(
-        lambda body, route: gemini.read_request(
-            body, model=route.model or "", stream=route.stream
-        ),
+        lambda body, route: gemini.read_request(body, model=route.model or "", stream=route.stream),
         gemini.render_stream,
         gemini.render_json,
         gemini.error_reply,
@@ -214,8 +212,7 @@ def model_entry(model_id: str) -> dict[str, Any]:
         "display_name": model_id,
         "name": f"models/{model_id}",
         "displayName": model_id,
-        "supportedGenerationMethods": ["generateContent", "streamGenerateContent",
-                                       "countTokens"],
+        "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"],
         "inputTokenLimit": 128000,
         "outputTokenLimit": 8192,
     }
@@ -512,15 +509,18 @@ class ModelServer:
                 )
             )
 
-    async def _respond(
-        self, request: web.Request, seq: int, clock: _Clock
-    ) -> web.StreamResponse:
+    async def _respond(self, request: web.Request, seq: int, clock: _Clock) -> web.StreamResponse:
         t = time.time()
         route = resolve_route(request.method, request.path)
         headers = {k: v for k, v in request.headers.items()}
 
-        def log(status: int, kind: str, conv: Conversation | None = None,
-                plan: ReplyPlan | None = None, model: str | None = None) -> None:
+        def log(
+            status: int,
+            kind: str,
+            conv: Conversation | None = None,
+            plan: ReplyPlan | None = None,
+            model: str | None = None,
+        ) -> None:
             clock.kind = kind
             self._log.append(
                 redacted(
@@ -543,26 +543,38 @@ class ModelServer:
 
         if route.kind == "probe":
             log(200, "probe")
-            return web.Response(status=200) if request.method == "HEAD" else web.json_response(
-                {"status": "ok"}
+            return (
+                web.Response(status=200)
+                if request.method == "HEAD"
+                else web.json_response({"status": "ok"})
             )
         if route.kind == "models":
             log(200, "models")
             entries = [model_entry(m) for m in self.models]
-            return web.json_response({
-                "object": "list", "data": entries, "models": entries, "has_more": False,
-                "first_id": self.models[0] if self.models else None,
-                "last_id": self.models[-1] if self.models else None,
-            })
+            return web.json_response(
+                {
+                    "object": "list",
+                    "data": entries,
+                    "models": entries,
+                    "has_more": False,
+                    "first_id": self.models[0] if self.models else None,
+                    "last_id": self.models[-1] if self.models else None,
+                }
+            )
         if route.kind == "model":
             log(200, "models", model=route.model)
             return web.json_response(model_entry(route.model or ""))
         if route.kind == "not_found":
             log(404, "not_found")
             return web.json_response(
-                {"type": "error",
-                 "error": {"type": "not_found_error", "code": "not_found",
-                           "message": f"no route for {request.method} {request.path}"}},
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "not_found_error",
+                        "code": "not_found",
+                        "message": f"no route for {request.method} {request.path}",
+                    },
+                },
                 status=404,
             )
 
@@ -575,8 +587,9 @@ class ModelServer:
                 raise ValueError(f"the body is JSON {type(body).__name__}, not an object")
         except ValueError as exc:
             status, payload = provider.error_reply(
-                ApiErrorSpec(f"request body is not a JSON object: {exc}", "invalid_request_error",
-                             400)
+                ApiErrorSpec(
+                    f"request body is not a JSON object: {exc}", "invalid_request_error", 400
+                )
             )
             log(status, "bad_request", model=route.model)
             return web.json_response(payload, status=status)
@@ -593,8 +606,11 @@ class ModelServer:
             plan = plan_reply(self.scenario, conv)
         except UnsatisfiableSchemaError as exc:  # the API would reject such a schema: a 400
             status, payload = provider.error_reply(
-                ApiErrorSpec(f"response schema cannot be satisfied: {exc.message}",
-                             "invalid_request_error", 400)
+                ApiErrorSpec(
+                    f"response schema cannot be satisfied: {exc.message}",
+                    "invalid_request_error",
+                    400,
+                )
             )
             log(status, "bad_request", conv)
             return web.json_response(payload, status=status)
@@ -615,9 +631,7 @@ class ModelServer:
             return web.json_response(payload, status=status, headers=RETRY_HEADERS)
         log(200, plan.kind, conv, plan)
         if conv.stream:
-            return await self._send_stream(
-                request, provider.render_stream(plan, conv, ids), clock
-            )
+            return await self._send_stream(request, provider.render_stream(plan, conv, ids), clock)
         for block in plan.blocks:
             if isinstance(block, Pause):
                 await self._pause(block.ms, clock)
@@ -630,8 +644,10 @@ class ModelServer:
     ) -> web.StreamResponse:
         response = web.StreamResponse(
             status=200,
-            headers={"Content-Type": "text/event-stream; charset=utf-8",
-                     "Cache-Control": "no-cache"},
+            headers={
+                "Content-Type": "text/event-stream; charset=utf-8",
+                "Cache-Control": "no-cache",
+            },
         )
         await response.prepare(request)
         buffer = bytearray()

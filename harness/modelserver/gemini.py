@@ -99,8 +99,10 @@ def read_request(body: Mapping[str, Any], *, model: str, stream: bool) -> Conver
                 params = normalize_schema(openapi) if isinstance(openapi, dict) else {}
             tools.append(ToolOffer(str(decl["name"]), str(decl.get("description", "")), params))
     system = body.get("systemInstruction") or body.get("system_instruction")
-    system_text = _parts_text(system.get("parts")) if isinstance(system, dict) else (
-        system if isinstance(system, str) else ""
+    system_text = (
+        _parts_text(system.get("parts"))
+        if isinstance(system, dict)
+        else (system if isinstance(system, str) else "")
     )
     config = body.get("generationConfig")
     config = config if isinstance(config, dict) else {}
@@ -191,12 +193,21 @@ def render_stream(plan: ReplyPlan, conv: Conversation, ids: ReplyIds) -> list[Fr
     if ending is not None:
         frames.append(ending)
     elif last_part < 0:
-        frames.append(sse({
-            "candidates": [{"content": {"role": "model", "parts": [{"text": ""}]},
-                            "finishReason": _finish(plan), "index": 0}],
-            "usageMetadata": _usage(plan.usage),
-            **head,
-        }))
+        frames.append(
+            sse(
+                {
+                    "candidates": [
+                        {
+                            "content": {"role": "model", "parts": [{"text": ""}]},
+                            "finishReason": _finish(plan),
+                            "index": 0,
+                        }
+                    ],
+                    "usageMetadata": _usage(plan.usage),
+                    **head,
+                }
+            )
+        )
     return frames
 
 
@@ -211,8 +222,13 @@ def render_json(plan: ReplyPlan, conv: Conversation, ids: ReplyIds) -> dict[str,
         elif isinstance(block, ToolBlock):
             parts.append(_call_part(block))
     return {
-        "candidates": [{"content": {"role": "model", "parts": parts or [{"text": ""}]},
-                        "finishReason": _finish(plan), "index": 0}],
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": parts or [{"text": ""}]},
+                "finishReason": _finish(plan),
+                "index": 0,
+            }
+        ],
         "usageMetadata": _usage(plan.usage),
         "modelVersion": conv.model or "mock-model",
         "responseId": ids.make("resp"),

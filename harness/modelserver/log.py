@@ -184,4 +184,3 @@ class RequestLog:
             if self._file is not None:
                 self._file.close()
                 self._file = None
-

@@ -38,8 +38,7 @@ from harness.modelserver.scenario_script import (
 from harness.modelserver.sse import DONE, Frame, ReplyIds, json_pieces, sse
 from harness.modelserver.tools import ToolOffer
 
-__all__ = ["API", "FINISH_REASONS", "error_reply", "read_request", "render_json",
-           "render_stream"]
+__all__ = ["API", "FINISH_REASONS", "error_reply", "read_request", "render_json", "render_stream"]
 
 API = "openai-chat"
 
@@ -89,13 +88,23 @@ def read_request(body: Mapping[str, Any]) -> Conversation:
         fn = t.get("function") if isinstance(t, dict) else None
         if isinstance(fn, dict) and isinstance(fn.get("name"), str):
             params = fn.get("parameters")
-            tools.append(ToolOffer(str(fn["name"]), str(fn.get("description", "")),
-                                   params if isinstance(params, dict) else {}))
+            tools.append(
+                ToolOffer(
+                    str(fn["name"]),
+                    str(fn.get("description", "")),
+                    params if isinstance(params, dict) else {},
+                )
+            )
     for fn in body.get("functions") or ():  # the legacy ``functions`` list
         if isinstance(fn, dict) and isinstance(fn.get("name"), str):
             params = fn.get("parameters")
-            tools.append(ToolOffer(str(fn["name"]), str(fn.get("description", "")),
-                                   params if isinstance(params, dict) else {}))
+            tools.append(
+                ToolOffer(
+                    str(fn["name"]),
+                    str(fn.get("description", "")),
+                    params if isinstance(params, dict) else {},
+                )
+            )
     fmt = body.get("response_format")
     schema: Mapping[str, Any] | None = None
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
@@ -149,8 +158,14 @@ def render_stream(plan: ReplyPlan, conv: Conversation, ids: ReplyIds) -> list[Fr
     }
 
     def chunk(delta: Mapping[str, Any], finish: str | None = None) -> bytes:
-        return sse({**head, "choices": [{"index": 0, "delta": delta,
-                                         "logprobs": None, "finish_reason": finish}]})
+        return sse(
+            {
+                **head,
+                "choices": [
+                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+                ],
+            }
+        )
 
     frames: list[Frame] = [chunk({"role": "assistant", "content": ""})]
     tool_index = 0
@@ -173,16 +188,24 @@ def render_stream(plan: ReplyPlan, conv: Conversation, ids: ReplyIds) -> list[Fr
                     frames.append(chunk({key: piece}))
         elif isinstance(block, ToolBlock):
             call = block.call
-            frames.append(chunk({"tool_calls": [{
-                "index": tool_index,
-                "id": call.call_id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": ""},
-            }]}))
+            frames.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": tool_index,
+                                "id": call.call_id,
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
             for part in json_pieces(call.payload):
-                frames.append(chunk({"tool_calls": [
-                    {"index": tool_index, "function": {"arguments": part}}
-                ]}))
+                frames.append(
+                    chunk({"tool_calls": [{"index": tool_index, "function": {"arguments": part}}]})
+                )
             tool_index += 1
     frames.append(chunk({}, _finish(plan)))
     # MODEL-CHAT-001, real-clis.md: "opencode and pi-style clients need
@@ -201,8 +224,7 @@ def render_json(plan: ReplyPlan, conv: Conversation, ids: ReplyIds) -> dict[str,
     if thinking:
         message["reasoning_content"] = thinking
     calls = [
-        {"id": c.call_id, "type": "function",
-         "function": {"name": c.name, "arguments": c.payload}}
+        {"id": c.call_id, "type": "function", "function": {"name": c.name, "arguments": c.payload}}
         for c in plan.tool_calls
     ]
     if calls:
@@ -212,8 +234,9 @@ def render_json(plan: ReplyPlan, conv: Conversation, ids: ReplyIds) -> dict[str,
         "object": "chat.completion",
         "created": ids.created,
         "model": conv.model or "mock-model",
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": _finish(plan)}],
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": _finish(plan)}
+        ],
         "usage": _usage(plan.usage),
     }
 
@@ -221,4 +244,3 @@ def render_json(plan: ReplyPlan, conv: Conversation, ids: ReplyIds) -> dict[str,
 def error_reply(spec: ApiErrorSpec) -> tuple[int, dict[str, Any]]:
     """HTTP status and body of a failed request (MODEL-ERR-001)."""
     return spec.status, openai_error_body(spec)
-

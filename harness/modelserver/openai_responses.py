@@ -46,8 +46,13 @@ __all__ = ["API", "error_reply", "read_request", "render_json", "render_stream"]
 API = "openai-responses"
 
 _RESULT_ITEMS = frozenset(
-    {"function_call_output", "custom_tool_call_output", "local_shell_call_output",
-     "tool_search_output", "mcp_call_output"}
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "local_shell_call_output",
+        "tool_search_output",
+        "mcp_call_output",
+    }
 )
 _CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "mcp_call"})
 
@@ -96,8 +101,11 @@ def read_request(body: Mapping[str, Any]) -> Conversation:
         if t.get("type") == "function":
             params = t.get("parameters")
             tools.append(
-                ToolOffer(str(t["name"]), str(t.get("description", "")),
-                          params if isinstance(params, dict) else {})
+                ToolOffer(
+                    str(t["name"]),
+                    str(t.get("description", "")),
+                    params if isinstance(params, dict) else {},
+                )
             )
         elif t.get("type") == "custom":
             tools.append(ToolOffer(str(t["name"]), str(t.get("description", "")), {}, "custom"))
@@ -112,7 +120,8 @@ def read_request(body: Mapping[str, Any]) -> Conversation:
     choice = body.get("tool_choice")
     forced = (
         str(choice["name"])
-        if isinstance(choice, dict) and choice.get("type") in ("function", "custom")
+        if isinstance(choice, dict)
+        and choice.get("type") in ("function", "custom")
         and isinstance(choice.get("name"), str)
         else None
     )
@@ -176,29 +185,49 @@ def _items(plan: ReplyPlan, ids: ReplyIds) -> list[tuple[Any, dict[str, Any]]]:
     out: list[tuple[Any, dict[str, Any]]] = []
     for n, block in enumerate(plan.blocks):
         if isinstance(block, ThinkingBlock):
-            out.append((block, {
-                "id": ids.make(f"rs{n}"),
-                "type": "reasoning",
-                "summary": [{"type": "summary_text", "text": block.text}],
-            }))
+            out.append(
+                (
+                    block,
+                    {
+                        "id": ids.make(f"rs{n}"),
+                        "type": "reasoning",
+                        "summary": [{"type": "summary_text", "text": block.text}],
+                    },
+                )
+            )
         elif isinstance(block, TextBlock):
-            out.append((block, {
-                "id": ids.make(f"msg{n}"),
-                "type": "message",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": block.text, "annotations": []}],
-            }))
+            out.append(
+                (
+                    block,
+                    {
+                        "id": ids.make(f"msg{n}"),
+                        "type": "message",
+                        "status": "completed",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": block.text, "annotations": []}],
+                    },
+                )
+            )
         elif isinstance(block, ToolBlock):
             call = block.call
             if call.kind == "custom":
-                item = {"id": ids.make(f"ctc{n}"), "type": "custom_tool_call",
-                        "status": "completed", "call_id": call.call_id, "name": call.name,
-                        "input": call.input}
+                item = {
+                    "id": ids.make(f"ctc{n}"),
+                    "type": "custom_tool_call",
+                    "status": "completed",
+                    "call_id": call.call_id,
+                    "name": call.name,
+                    "input": call.input,
+                }
             else:
-                item = {"id": ids.make(f"fc{n}"), "type": "function_call",
-                        "status": "completed", "call_id": call.call_id, "name": call.name,
-                        "arguments": call.payload}
+                item = {
+                    "id": ids.make(f"fc{n}"),
+                    "type": "function_call",
+                    "status": "completed",
+                    "call_id": call.call_id,
+                    "name": call.name,
+                    "arguments": call.payload,
+                }
             out.append((block, item))
         else:
             out.append((block, {}))
@@ -221,8 +250,10 @@ def render_stream(plan: ReplyPlan, conv: Conversation, ids: ReplyIds) -> list[Fr
         if isinstance(block, ErrorBlock):
             failed = _response(conv, ids, "failed")
             failed["output"] = done
-            failed["error"] = {"code": openai_error_body(block.spec)["error"]["code"],
-                               "message": block.spec.message}
+            failed["error"] = {
+                "code": openai_error_body(block.spec)["error"]["code"],
+                "message": block.spec.message,
+            }
             s.emit("response.failed", {"response": failed})
             return s.frames
         index = len(done)
@@ -242,45 +273,57 @@ def _item_events(s: _Stream, block: Any, item: dict[str, Any], index: int) -> No
     item_id = item["id"]
     at = {"item_id": item_id, "output_index": index}
     if isinstance(block, ThinkingBlock):
-        s.emit("response.output_item.added",
-               {"output_index": index, "item": {**item, "summary": []}})
+        s.emit(
+            "response.output_item.added", {"output_index": index, "item": {**item, "summary": []}}
+        )
         blank = {"type": "summary_text", "text": ""}
         s.emit("response.reasoning_summary_part.added", {**at, "summary_index": 0, "part": blank})
         for piece in block.pieces:
             if isinstance(piece, Pause):
                 s.frames.append(piece)
             elif piece:
-                s.emit("response.reasoning_summary_text.delta",
-                       {**at, "summary_index": 0, "delta": piece})
-        s.emit("response.reasoning_summary_text.done",
-               {**at, "summary_index": 0, "text": block.text})
-        s.emit("response.reasoning_summary_part.done",
-               {**at, "summary_index": 0, "part": {"type": "summary_text", "text": block.text}})
+                s.emit(
+                    "response.reasoning_summary_text.delta",
+                    {**at, "summary_index": 0, "delta": piece},
+                )
+        s.emit(
+            "response.reasoning_summary_text.done", {**at, "summary_index": 0, "text": block.text}
+        )
+        s.emit(
+            "response.reasoning_summary_part.done",
+            {**at, "summary_index": 0, "part": {"type": "summary_text", "text": block.text}},
+        )
     elif isinstance(block, TextBlock):
-        s.emit("response.output_item.added",
-               {"output_index": index,
-                "item": {**item, "status": "in_progress", "content": []}})
+        s.emit(
+            "response.output_item.added",
+            {"output_index": index, "item": {**item, "status": "in_progress", "content": []}},
+        )
         empty = {"type": "output_text", "text": "", "annotations": []}
         s.emit("response.content_part.added", {**at, "content_index": 0, "part": empty})
         for piece in block.pieces:
             if isinstance(piece, Pause):
                 s.frames.append(piece)
             elif piece:
-                s.emit("response.output_text.delta",
-                       {**at, "content_index": 0, "delta": piece, "logprobs": []})
-        s.emit("response.output_text.done",
-               {**at, "content_index": 0, "text": block.text, "logprobs": []})
-        s.emit("response.content_part.done",
-               {**at, "content_index": 0, "part": item["content"][0]})
+                s.emit(
+                    "response.output_text.delta",
+                    {**at, "content_index": 0, "delta": piece, "logprobs": []},
+                )
+        s.emit(
+            "response.output_text.done",
+            {**at, "content_index": 0, "text": block.text, "logprobs": []},
+        )
+        s.emit("response.content_part.done", {**at, "content_index": 0, "part": item["content"][0]})
     else:
         # MODEL-RESP-002, real-clis.md: "a custom tool must come back as a custom_tool_call
         # item with input" (codex's apply_patch); function tools stream their arguments.
         custom = item["type"] == "custom_tool_call"
         key = "input" if custom else "arguments"
-        s.emit("response.output_item.added",
-               {"output_index": index, "item": {**item, "status": "in_progress", key: ""}})
-        prefix = "response.custom_tool_call_input" if custom else (
-            "response.function_call_arguments"
+        s.emit(
+            "response.output_item.added",
+            {"output_index": index, "item": {**item, "status": "in_progress", key: ""}},
+        )
+        prefix = (
+            "response.custom_tool_call_input" if custom else ("response.function_call_arguments")
         )
         for piece_text in pieces(item[key]) if custom else json_pieces(item[key]):
             s.emit(f"{prefix}.delta", {**at, "delta": piece_text})

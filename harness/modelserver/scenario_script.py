@@ -301,14 +301,13 @@ class SideRequest:
 #: real-clis.md: opencode and vibe make a title request (no tools) on a session's first
 #: turn; qwen makes memory-extraction and "SUGGESTION MODE" requests on every turn.
 SIDE_REQUESTS: tuple[SideRequest, ...] = (
-    SideRequest("suggestion", Probe(re.compile(r"SUGGESTION MODE"), "suggestion mode"),
-                reply="Thanks!"),
+    SideRequest(
+        "suggestion", Probe(re.compile(r"SUGGESTION MODE"), "suggestion mode"), reply="Thanks!"
+    ),
     SideRequest(
         "memory",
         Probe(
-            re.compile(
-                r"(?i)\bmemory\s+extraction\b|\bextract\w*\b[^.\n]{0,80}\bmemor(?:y|ies)\b"
-            ),
+            re.compile(r"(?i)\bmemory\s+extraction\b|\bextract\w*\b[^.\n]{0,80}\bmemor(?:y|ies)\b"),
             "memor",
             before=120,
         ),
@@ -397,8 +396,9 @@ def _forced_tool_plan(offer: ToolOffer) -> ReplyPlan:
         call = ToolCall("call_structured_1", offer.name, "custom", input=json.dumps(value))
     else:
         call = ToolCall("call_structured_1", offer.name, "function", args)
-    return ReplyPlan("structured", (ToolBlock(call),), stop_reason="tool_use",
-                     structured_valid=valid)
+    return ReplyPlan(
+        "structured", (ToolBlock(call),), stop_reason="tool_use", structured_valid=valid
+    )
 
 
 @dataclass
@@ -486,11 +486,8 @@ def _tool_as_text(step: Step, conv: Conversation) -> str:
         if not content.endswith("\n"):
             content += "\n"
         if "SEARCH/REPLACE" in conv.system_text:
-            return (
-                f"\n{path}\n```\n<<<<<<< SEARCH\n=======\n{content}>>>>>>> REPLACE\n```\n"
-            )
+            return f"\n{path}\n```\n<<<<<<< SEARCH\n=======\n{content}>>>>>>> REPLACE\n```\n"
         return f"\n{path}\n```\n{content}```\n"
     if tool == "shell":
         return f"\n```bash\n{step.get('command', '')}\n```\n"
     return f"\n{step.get('name', 'tool')}: {json.dumps(step.get('input', {}))}\n"
-

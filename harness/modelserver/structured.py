@@ -280,9 +280,11 @@ class _Generator:
     # -- enum / choice -----------------------------------------------------------------
     def _enum(self, schema: Mapping[str, Any], variant: int) -> Any:
         values = list(schema["enum"])
-        fitting = [v for v in values if self.valid({"type": schema["type"]}, v)] if (
-            "type" in schema
-        ) else values
+        fitting = (
+            [v for v in values if self.valid({"type": schema["type"]}, v)]
+            if ("type" in schema)
+            else values
+        )
         pool = fitting or values
         # real-clis.md: "enum -> the first value" (later variants only when a node fails).
         return pool[variant % len(pool)]
@@ -443,13 +445,23 @@ def _pick_type(schema: Mapping[str, Any]) -> str:
     if isinstance(declared, list) and declared:
         real = [t for t in declared if t != "null"]
         return str(real[0]) if real else "null"
-    if any(k in schema for k in ("properties", "required", "additionalProperties",
-                                 "patternProperties", "minProperties")):
+    if any(
+        k in schema
+        for k in (
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "minProperties",
+        )
+    ):
         return "object"
     if any(k in schema for k in ("items", "prefixItems", "minItems", "contains")):
         return "array"
-    if any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                                 "multipleOf")):
+    if any(
+        k in schema
+        for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+    ):
         return "number"
     return "string"
 
@@ -480,9 +492,11 @@ def _merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         elif key == "enum" and isinstance(mine, list) and isinstance(value, list):
             common = [v for v in mine if v in value]
             out[key] = common or mine
-        elif key in ("items", "additionalProperties", "contains") and isinstance(
-            mine, Mapping
-        ) and isinstance(value, Mapping):
+        elif (
+            key in ("items", "additionalProperties", "contains")
+            and isinstance(mine, Mapping)
+            and isinstance(value, Mapping)
+        ):
             out[key] = {"allOf": [mine, value]}
         elif key in ("allOf", "anyOf", "oneOf") and isinstance(mine, list):
             out["allOf"] = [*out.get("allOf", []), {key: mine}, {key: value}]

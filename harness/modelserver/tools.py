@@ -122,6 +122,7 @@ _NOT_ABSOLUTE = re.compile(
     r"relative\s*(?:or|/)\s*absolute|absolute\s*(?:or|/)\s*relative"
 )
 
+
 @dataclass(frozen=True)
 class Probe:
     """A regex tried only around occurrences of a literal ``needle`` (lower-case).
@@ -155,8 +156,10 @@ class Probe:
 #: A request that says escalation will be rejected (codex under approval policy "never":
 #: "Do not provide the `sandbox_permissions` for any reason, commands will be rejected").
 _NO_ESCALATION = (
-    Probe(re.compile(r"(?i)do\s+not\s+provide\s+(?:the\s+)?`?sandbox_permissions"),
-          "sandbox_permissions"),
+    Probe(
+        re.compile(r"(?i)do\s+not\s+provide\s+(?:the\s+)?`?sandbox_permissions"),
+        "sandbox_permissions",
+    ),
     Probe(re.compile(r"(?i)approval\s+policy\s+is\s+(?:currently\s+)?`?never"), "approval"),
 )
 
@@ -413,8 +416,10 @@ def _offers(schema: Mapping[str, Any], value: str) -> bool:
 
 
 def _is_string(schema: Any) -> bool:
-    return isinstance(schema, Mapping) and schema.get("type") in ("string", None) and (
-        "enum" not in schema
+    return (
+        isinstance(schema, Mapping)
+        and schema.get("type") in ("string", None)
+        and ("enum" not in schema)
     )
 
 
