@@ -327,6 +327,13 @@ EXPECT_LOAD = Expect(
     },
     "session/load of the durable session",
 )
+#: The continuing process up to the load's answer (no history replayed).
+LOADED: list[Step] = [
+    EXPECT_INIT,
+    Send(result(1, amr_init())),
+    EXPECT_LOAD,
+    Send(result(2, {"sessionId": SID2, "openCodeSessionId": DURABLE})),
+]
 HISTORY: list[Step] = [
     Send(
         update(
@@ -392,10 +399,7 @@ def test_the_new_process_loads_the_durable_session_and_sends_only_the_cursor() -
 @pytest.mark.rule("ACP-AMR-CONTINUE-001", "ACP-MODEL-001")
 def test_model_selection_precedes_the_continue() -> None:
     script: list[Step] = [
-        EXPECT_INIT,
-        Send(result(1, amr_init())),
-        EXPECT_LOAD,
-        Send(result(2, {"sessionId": SID2, "openCodeSessionId": DURABLE})),
+        *LOADED,
         Expect(
             {
                 "id": 3,
@@ -453,10 +457,7 @@ def test_changed_history_fails_before_the_continue() -> None:
 @pytest.mark.rule("ACP-AMR-CONTINUE-004")
 def test_a_second_interruption_exhausts_the_recovery() -> None:
     script: list[Step] = [
-        EXPECT_INIT,
-        Send(result(1, amr_init())),
-        EXPECT_LOAD,
-        Send(result(2, {"sessionId": SID2, "openCodeSessionId": DURABLE})),
+        *LOADED,
         expect_continue(3),
         Send(
             update(
@@ -480,10 +481,7 @@ def test_a_second_interruption_exhausts_the_recovery() -> None:
 @pytest.mark.rule("ACP-ERROR-001")
 def test_an_unsafe_continuation_refusal_is_an_ordinary_failure() -> None:
     script: list[Step] = [
-        EXPECT_INIT,
-        Send(result(1, amr_init())),
-        EXPECT_LOAD,
-        Send(result(2, {"sessionId": SID2, "openCodeSessionId": DURABLE})),
+        *LOADED,
         expect_continue(3),
         Send(error(3, -32600, "unsafe continuation")),
     ]
