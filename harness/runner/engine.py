@@ -410,14 +410,20 @@ class _Run:
             or self.finished is None
             or self.finished.status is not RunStatus.FAILED
             or self.cancel_requested
-            or (self.cancel_event is not None and self.cancel_event.is_set())
             or self.runner_error is not None
             or self.abandoned
             or self.tree is None
             or self.tree.survivors()
         ):
             return None
-        return session.continuation_session()
+        follow = session.continuation_session()
+        if follow is not None and self.cancel_event is not None and self.cancel_event.is_set():
+            # The cancel came after the first process ended, before its watcher saw it:
+            # the run is cancelled (ref §10.1 rule 1) and nothing more is started.
+            self.cancel_requested = True
+            self.cancel_at = _now()
+            return None
+        return follow
 
     async def _continue_in_new_process(
         self, prepared: Prepared, session: TwoWaySession

@@ -12,6 +12,7 @@ schema check (``play``).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -36,7 +37,7 @@ from harness.protocols.amr_continuation import (
     parse_continuation_evidence,
     supports_native_continue,
 )
-from harness.protocols.base import Finished, RunStatus
+from harness.protocols.base import Actions, Finished, RunStatus
 from harness.protocols.peer import Cancel, Expect, Send, Step
 from tests.protocols.test_acp import (
     CWD,
@@ -525,3 +526,66 @@ def test_only_the_amr_def_names_a_model_unavailable_code() -> None:
     assert named == {"amr": "AMR_MODEL_UNAVAILABLE"}
     amr = next(d for d in BUILTIN_DEFS if d.id == "amr")
     assert AcpSession.from_def(amr)._model_unavailable_code == "AMR_MODEL_UNAVAILABLE"
+
+
+# -- robustness --------------------------------------------------------------------------------
+
+_CONTINUATION_FRAMES = st.sampled_from(
+    [
+        result(1, amr_init()),
+        result(1, amr_init(2)),
+        result(2, {"sessionId": SID, "openCodeSessionId": DURABLE}),
+        result(2, {"sessionId": SID2, "openCodeSessionId": "ses_changed"}),
+        result(2, {"sessionId": SID2}),
+        error(2, -32600, "session gone", {"kind": "resume_failed", "retryable": True}),
+        error(3, -32600, LEGACY, incomplete()),
+        error(3, -32600, LEGACY, incomplete(phase="other")),
+        error(3, -32600, LEGACY),
+        error(3, -32600, "unsafe continuation"),
+        prompt_done(3),
+        tool_call("w", kind="edit", status="in_progress"),
+        tool_update("w", status="completed"),
+        tool_update("ghost", status="completed"),
+        update(
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}},
+            sid=SID2,
+        ),
+        b"not json\n",
+        b'{"jsonrpc":"2.0","id":3,"error":',
+    ]
+)
+
+
+@pytest.mark.rule("ACP-ROBUST-001", "ACP-AMR-CONTINUE-001")
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(_CONTINUATION_FRAMES | st.binary(max_size=24), max_size=10),
+    st.booleans(),
+    st.booleans(),
+)
+def test_any_frames_end_once_and_offer_a_continuation_only_when_earned(
+    items: list[Any], continuing_mode: bool, cancel: bool
+) -> None:
+    sess = continuing() if continuing_mode else new_session()
+    out = Actions()
+    out.extend(sess.start(request(), 0))
+    wire = b"".join(i if isinstance(i, bytes) else json.dumps(i).encode() + b"\n" for i in items)
+    half = len(wire) // 2
+    out.extend(sess.receive(wire[:half], 1))
+    if cancel:
+        out.extend(sess.cancel(2))
+    out.extend(sess.receive(wire[half:], 3))
+    out.extend(sess.tick(10**9))
+    out.extend(sess.end_of_output(10**9 + 1))
+    done = [c for c in out.controls if isinstance(c, Finished)]
+    assert len(done) == 1 and out.controls[-1] is done[0]
+    if sess.continuation is not None:
+        # Earned only by the interrupted prompt of a first process, never after a cancel.
+        assert not continuing_mode and not cancel
+        assert done[0].error is not None and done[0].error.rule == "ACP-AMR-CONTINUE-001"
+        assert sess.continuation_session() is not None
+    else:
+        assert sess.continuation_session() is None
+    for frame in out.frames:
+        sent = json.loads(frame)
+        assert "prompt" not in sent.get("params", {}) or sent.get("method") == "session/prompt"

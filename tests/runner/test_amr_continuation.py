@@ -181,3 +181,25 @@ def test_a_cancel_before_the_interruption_is_never_continued(world: FakeWorld) -
     result = asyncio.run(main())
     assert result.status is RunOutcome.CANCELLED and result.cancel_requested
     assert result.continuations == 0 and not marks(result)
+
+
+@pytest.mark.rule("RUN-CONTINUE-001", "ACP-AMR-CONTINUE-007")
+def test_a_cancel_between_the_two_processes_cancels_the_run(
+    world: FakeWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first process is reaped; the user's cancel lands before the second starts."""
+    from harness.runner import engine
+
+    cancel = asyncio.Event()
+    original = engine._Run._continuation
+
+    def cancelled_in_the_gap(self: engine._Run) -> Any:
+        cancel.set()  # the watcher of the first process is gone: only the event says so
+        return original(self)
+
+    monkeypatch.setattr(engine._Run, "_continuation", cancelled_in_the_gap)
+    req = world.request("amr", scenario(world, "gap"))
+    result = asyncio.run(run_agent_async(req, cancel=cancel))
+    assert result.status is RunOutcome.CANCELLED and result.cancel_requested
+    assert result.continuations == 0 and not marks(result)
+    assert len({r["pid"] for r in ledger(world, result)}) == 1
