@@ -165,7 +165,14 @@ def recording_line(recorder: RunRecorder, result: RunResult) -> str:
         problem = recorder.error.strerror or str(recorder.error)
         return f"recording: {path} is incomplete ({problem}); chunks: {counts}"
     state = "complete" if recorder.complete else "incomplete (no exit line)"
-    return f"recording: {path} {state}, {recorder.lines} lines; chunks: {counts}"
+    line = f"recording: {path} {state}, {recorder.lines} lines; chunks: {counts}"
+    if result.continuations:
+        # seed 000 §12: the turn went on in a new process; a recording is one process's wire.
+        line += (
+            f"; it holds the first process only: the run continued in {result.continuations} "
+            "new process(es) after the interruption"
+        )
+    return line
 
 
 def recording_json(recorder: RunRecorder) -> dict[str, Any]:

@@ -528,3 +528,29 @@ def test_a_second_spawn_on_the_same_recorder_starts_the_file_over(
     assert recording.stream(Direction.STDOUT) == b"fresh answer\n"
     assert recording.exit.code == 0
     assert recorder.complete and recorder.lines == 3 and recorder.chunks["stdout"] == 1
+
+
+@pytest.mark.rule("RECORD-PARTIAL-001", "RUN-CONTINUE-001")
+def test_a_continued_run_records_its_first_process_and_says_so(
+    world: FakeWorld, tmp_path: Path
+) -> None:
+    """seed 000 §12: the turn goes on in a second process; a recording is one process's
+    wire, so it holds the first one, complete, and the CLI line says the rest is not in it."""
+    from harness.commands.record import recording_line
+
+    request = world.request("amr", "compaction")
+    path = tmp_path / "amr-compaction.jsonl"
+    recorder = RunRecorder(path, cwd=request.cwd, home=str(world.home))
+    try:
+        result = run_agent(request, tap=recorder)
+    finally:
+        recorder.close()
+    assert result.status is RunOutcome.SUCCEEDED and result.continuations == 1
+    line = recording_line(recorder, result)
+    assert "complete" in line and "holds the first process only" in line
+    recording = load_recording(path)
+    replay = replay_recording(recording, paths=_replay_paths(request, world))
+    assert replay.error is not None and replay.error.code == "AMR_CONTINUATION_INCOMPLETE"
+    live = [e.to_json() for e in result.events]
+    mark = next(i for i, e in enumerate(live) if e.get("label") == "continuation")
+    assert _untimed(replay.events) == _untimed(live[:mark])
