@@ -78,8 +78,9 @@ PROMPT = "Create hello.html with a greeting."
 #: the corpus many megabytes): recorded for the first format in :data:`OVERSIZE_FORMATS`.
 OVERSIZE_STEP = "oversize"
 #: A scenario whose turn goes on in a second process (seed 000 §12: the AMR compaction
-#: continuation) cannot be held by one recording, which is one process's wire; runner
-#: and conformance tests run it live instead (RUN-CONTINUE-001).
+#: continuation) is recorded as two files (RECORD-CONTINUE-001), and the corpus keeps one
+#: file per scenario; the record/replay round trip of such a run is proved in
+#: tests/recording, and the runner and conformance tests run it live (RUN-CONTINUE-001).
 MULTI_PROCESS_STEPS = frozenset({"compaction"})
 #: Formats that get the oversize scenario: one JSONL one-way format with the 1 MiB decoder cap
 #: (STREAM-FRAME-OVERSIZE-001, STREAM-RAW-BOUND-001). Not the strict dsh format: its session

@@ -43,7 +43,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from harness.defs.types import AgentDef, PromptDelivery
 from harness.errors import HarnessError
@@ -56,6 +56,9 @@ from harness.scrub import (
     restore_text,
 )
 
+if TYPE_CHECKING:
+    from harness.runner.types import RunError
+
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
@@ -63,12 +66,14 @@ __all__ = [
     "Direction",
     "ExitInfo",
     "Expectation",
+    "RecordedFile",
     "Recording",
     "RecordingError",
     "RecordingHeader",
     "RecordingVersionError",
     "RecordingWriter",
     "RunRecorder",
+    "continuation_path",
     "format_recording",
     "load_recording",
     "parse_recording",
@@ -417,6 +422,25 @@ def recorded_env_names(defn: AgentDef) -> frozenset[str]:
     return frozenset(n.upper() for n in names)
 
 
+def continuation_path(path: str | os.PathLike[str]) -> Path:
+    """Where the process that continued a run's turn is recorded: ``run.jsonl`` ->
+    ``run.continued.jsonl`` (a name without a suffix gets ``.continued``)."""
+    first = Path(path)
+    if first.suffix:
+        return first.with_name(f"{first.stem}.continued{first.suffix}")
+    return first.with_name(f"{first.name}.continued")
+
+
+@dataclass(frozen=True)
+class RecordedFile:
+    """One finished file of a recorder that followed a run into a second process."""
+
+    path: Path
+    complete: bool
+    lines: int
+    chunks: Mapping[str, int]
+
+
 class RunRecorder:
     """A runner tap (:class:`harness.runner.WireTap`) that writes a recording as the run goes.
 
@@ -483,6 +507,10 @@ class RunRecorder:
         self.lines = 0
         #: The first error opening or writing the file; nothing more is written after it.
         self.error: OSError | None = None
+        #: Files finished before the current one (a run continued in a new process).
+        self.previous: list[RecordedFile] = []
+        #: Why the continuing process was not recorded, when it was not.
+        self.continuation_error: str | None = None
 
     def spawned(
         self,
@@ -523,6 +551,48 @@ class RunRecorder:
                 self.error = exc
                 return
         self._emit(self._writer.header_line())
+
+    def continued(
+        self,
+        defn: AgentDef,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        secrets: Sequence[str] = (),
+        interruption: RunError | None = None,
+    ) -> None:
+        """The run's turn goes on in a new process (seed 000 §12; rule RECORD-CONTINUE-001).
+
+        A recording holds one process, so the new one is recorded in a file of its own
+        beside the first, :func:`continuation_path` (``run.jsonl`` ->
+        ``run.continued.jsonl``), complete in itself; a replay of it drives the continuing
+        session (``harness.capture.adapters.AcpCaptureAdapter.session_options``). The first
+        file is kept as written, its ``expect`` pinned to the interruption it ended in.
+        With a stream as ``out`` there is no second file to write: :attr:`continuation_error`
+        says so and nothing more is written.
+        """
+        first = self.path
+        self.close()
+        if first is None:
+            self.continuation_error = (
+                "the recording is a stream: the continuing process has no file"
+            )
+            self._writer = None
+            return
+        if self.complete and self.error is None and interruption is not None:
+            try:
+                set_expectation(first, Expectation("failed", interruption.code, interruption.rule))
+            except (OSError, RecordingError) as exc:
+                self.continuation_error = f"could not pin the first file's expectation: {exc}"
+        self.previous.append(RecordedFile(first, self.complete, self.lines, dict(self.chunks)))
+        self.path = continuation_path(first)
+        self._out = None
+        self.started = False
+        self.complete = False
+        self.lines = 0
+        self.chunks = {d.value: 0 for d in Direction}
+        self.error = None
+        self.spawned(defn, argv, env, secrets=secrets)
 
     def data(self, direction: str, data: bytes, t_ms: float) -> None:
         if self._writer is not None and data:

@@ -371,7 +371,11 @@ def _replay_two_way(
     if request is None:
         request = adapter.synthesize_request([line.value for line in split_capture(data)])
     session = _Rechunked(
-        adapter.create_session(_def_for(header, defn)), data, cuts, pacer, bytewise=bytewise
+        adapter.create_session(_def_for(header, defn), host_frames),
+        data,
+        cuts,
+        pacer,
+        bytewise=bytewise,
     )
     capture = replay_capture(
         session, request, data, adapter, host_frames=host_frames, request_source=source

@@ -85,6 +85,14 @@ RULES = (
         "design §Recordings",
     ),
     _rule(
+        "RECORD-CONTINUE-001",
+        "A run whose turn continues in a new process (seed 000 §12) is recorded as two "
+        "complete files: the first process, its expect pinned to the interruption, and "
+        "<name>.continued<ext> for the new one; replaying the second drives the continuing "
+        "session and gives the live events from the continuation on.",
+        "seed 000 §12 (AMR compaction continuation)",
+    ),
+    _rule(
         "RECORD-ROUNDTRIP-001",
         "Replaying the recording of a live run gives the live run's events, timing fields "
         "aside, and a two-way replay sends the frames the recorded stdin holds.",

@@ -106,8 +106,21 @@ class CaptureAdapter:
 
     # -- the session --------------------------------------------------------------------
 
-    def create_session(self, defn: AgentDef | None = None) -> TwoWaySession:
-        """A fresh session: ``Class.from_def(defn)`` when both exist, else ``Class()``."""
+    def create_session(
+        self, defn: AgentDef | None = None, host_frames: Sequence[Any] | None = None
+    ) -> TwoWaySession:
+        """A fresh session: ``Class.from_def(defn)`` when both exist, else ``Class()``.
+
+        ``host_frames`` (what the recorded client wrote) lets a format pick the session's
+        mode the recording shows (ACP: the continuing session of a ``_session/continue``).
+        """
+        return self._build(defn, self.session_options(host_frames or ()))
+
+    def session_options(self, host_frames: Sequence[Any]) -> dict[str, Any]:
+        """Constructor options the recorded client's frames imply (none by default)."""
+        return {}
+
+    def _build(self, defn: AgentDef | None, options: Mapping[str, Any]) -> TwoWaySession:
         module_name, _, class_name = self.session_target.partition(":")
         try:
             module = importlib.import_module(module_name)
@@ -121,9 +134,9 @@ class CaptureAdapter:
         cls = getattr(module, class_name)
         from_def = getattr(cls, "from_def", None)
         if defn is not None and callable(from_def):
-            session: TwoWaySession = from_def(defn)
+            session: TwoWaySession = from_def(defn, **options)
         else:
-            session = cls()
+            session = cls(**options)
         return session
 
     # -- the driver's questions (ReplayAdapter) -------------------------------------------
@@ -208,6 +221,10 @@ class _JsonRpcAdapter(CaptureAdapter):
         return params if isinstance(params, dict) else {}
 
 
+#: The requests whose answer ends an ACP turn (seed 000 §12 adds the continuation).
+_ACP_TURN_METHODS = frozenset({"session/prompt", "_session/continue"})
+
+
 class AcpCaptureAdapter(_JsonRpcAdapter):
     """``acp-json-rpc`` (wire §A.1; ref §2.6)."""
 
@@ -215,7 +232,27 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
     session_target = "harness.protocols.acp:AcpSession"
 
     def _starts_turn(self, frame: Any) -> bool:
-        return isinstance(frame, dict) and frame.get("method") == "session/prompt"
+        return isinstance(frame, dict) and frame.get("method") in _ACP_TURN_METHODS
+
+    def session_options(self, host_frames: Sequence[Any]) -> dict[str, Any]:
+        """seed 000 §12: a recording of the process that continued an interrupted turn
+        (``session/load`` then ``_session/continue`` with the cursor) is replayed by the
+        continuing session, built from the durable id and the cursor it sent."""
+        from harness.protocols.amr_continuation import (
+            CONTINUE_METHOD,
+            ContinuationEvidence,
+            parse_cursor,
+        )
+
+        continues = self._requests(host_frames, CONTINUE_METHOD)
+        loads = self._requests(host_frames, "session/load")
+        if not continues or not loads:
+            return {}
+        cursor = parse_cursor(self._params(continues[0]).get("continuation"))
+        durable = _string(self._params(loads[0]).get("sessionId"))
+        if cursor is None or durable is None:
+            return {}
+        return {"continuing": ContinuationEvidence(durable, cursor)}
 
     def synthesize_request(self, values: Sequence[Any]) -> SessionRequest:
         responses = self._responses(values)
@@ -264,6 +301,8 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
         from harness.protocols.acp import MODEL_CONFIG_IDS
 
         prompts = self._requests(frames, "session/prompt")
+        if not prompts:
+            prompts = self._requests(frames, "_session/continue")
         if not prompts:
             raise self._missing("session/prompt request")
         blocks = self._params(prompts[0]).get("prompt")
@@ -579,7 +618,7 @@ def replay(
     else:
         request = adapter.synthesize_request([line.value for line in split_capture(cli_output)])
         source = "synthesized"
-    session = adapter.create_session(defn)
+    session = adapter.create_session(defn, host_frames)
     return replay_capture(
         session,
         request,

@@ -166,12 +166,12 @@ def recording_line(recorder: RunRecorder, result: RunResult) -> str:
         return f"recording: {path} is incomplete ({problem}); chunks: {counts}"
     state = "complete" if recorder.complete else "incomplete (no exit line)"
     line = f"recording: {path} {state}, {recorder.lines} lines; chunks: {counts}"
-    if result.continuations:
-        # seed 000 §12: the turn went on in a new process; a recording is one process's wire.
-        line += (
-            f"; it holds the first process only: the run continued in {result.continuations} "
-            "new process(es) after the interruption"
-        )
+    for earlier in recorder.previous:
+        # seed 000 §12 (RECORD-CONTINUE-001): one file per process of a continued run.
+        done = "complete" if earlier.complete else "incomplete"
+        line += f"; the interrupted first process: {earlier.path} {done}, {earlier.lines} lines"
+    if recorder.continuation_error is not None:
+        line += f"; the run continued in a new process, not recorded: {recorder.continuation_error}"
     return line
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "advertised_version",
     "is_continuation_incomplete",
     "parse_continuation_evidence",
+    "parse_cursor",
     "supports_native_continue",
 ]
 
@@ -135,7 +136,7 @@ def parse_continuation_evidence(data: Any) -> ContinuationEvidence | None:
     details = _object(data)
     if details is None:
         return None
-    cursor = _object(details.get("continuation"))
+    cursor = parse_cursor(details.get("continuation"))
     if (
         details.get("code") != ERROR_CODE
         or details.get("kind") != "opencode_continuation_incomplete"
@@ -143,6 +144,17 @@ def parse_continuation_evidence(data: Any) -> ContinuationEvidence | None:
         or details.get("phase") != "post_tool_resume"
         or not _identifier(details.get("openCodeSessionId"))
         or cursor is None
+    ):
+        return None
+    return ContinuationEvidence(durable_session_id=str(details["openCodeSessionId"]), cursor=cursor)
+
+
+def parse_cursor(value: Any) -> ContinuationCursor | None:
+    """A version-1 cursor with ``toolResultsCommitted: true`` and both message ids, else
+    ``None`` (also how a replay reads the cursor a recorded ``_session/continue`` sent)."""
+    cursor = _object(value)
+    if (
+        cursor is None
         or type(cursor.get("version")) is not int
         or cursor.get("version") != SUPPORTED_VERSION
         or cursor.get("toolResultsCommitted") is not True
@@ -150,10 +162,7 @@ def parse_continuation_evidence(data: Any) -> ContinuationEvidence | None:
         or not _identifier(cursor.get("assistantMessageId"))
     ):
         return None
-    return ContinuationEvidence(
-        durable_session_id=str(details["openCodeSessionId"]),
-        cursor=ContinuationCursor(
-            user_message_id=str(cursor["userMessageId"]),
-            assistant_message_id=str(cursor["assistantMessageId"]),
-        ),
+    return ContinuationCursor(
+        user_message_id=str(cursor["userMessageId"]),
+        assistant_message_id=str(cursor["assistantMessageId"]),
     )

@@ -56,7 +56,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from harness.defs.types import AgentDef, ResumeStyle
 from harness.events import Artifact, Error, Event, Raw, Status, TextDelta
@@ -95,6 +95,7 @@ from harness.streams import StreamParser
 
 __all__ = [
     "TURN_BOOKKEEPING_FORMATS",
+    "ContinuingTap",
     "OnEvent",
     "WireTap",
     "is_substantive",
@@ -142,6 +143,26 @@ class WireTap(Protocol):
     def data(self, direction: str, data: bytes, t_ms: float) -> None: ...
 
     def exited(self, code: int | None, signal: int | None, duration_ms: float) -> None: ...
+
+
+@runtime_checkable
+class ContinuingTap(Protocol):
+    """A tap that can follow a run into the process that continues its turn (seed 000 §12).
+
+    After ``exited`` for the first process, ``continued`` replaces ``spawned`` for the new
+    one (same arguments, plus the first process's error); ``data`` and ``exited`` follow as
+    for any process. A tap without it sees the first process only.
+    """
+
+    def continued(
+        self,
+        defn: AgentDef,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        secrets: Sequence[str] = (),
+        interruption: RunError | None = None,
+    ) -> None: ...
 
 
 def _now() -> float:
@@ -431,7 +452,8 @@ class _Run:
         """Start ``session`` in a new process of the same command: the run goes on.
 
         The first process is over and its tree reaped (``_complete``); its events stay.
-        A recording tap holds one process, so it is closed with the first one.
+        A tap that can follow the run (:class:`ContinuingTap`) sees the new process too;
+        any other sees the first one only.
         """
         assert self.plan is not None
         if self.transport is not None:
@@ -443,9 +465,14 @@ class _Run:
                 -rc if rc is not None and rc < 0 else None,
                 _now() - self.t_spawn,
             )
-            self.tap = None
+            if not isinstance(self.tap, ContinuingTap):
+                self.tap = None
         self.continuations += 1
-        self.interruption = self._error_for(RunOutcome.FAILED)
+        first = self._error_for(RunOutcome.FAILED)
+        if first is not None:
+            # seed 001 §11: no secret in an error message, the kept one included.
+            first = dataclasses.replace(first, message=self.redactor.redact(first.message))
+        self.interruption = first
         self._reset_process()
         self.session = session
         return await self._run_process(prepared, session.start(self.plan.request, _now()))
@@ -504,7 +531,15 @@ class _Run:
         self.tree = OwnedTree(self.pid)
         self.t_spawn = self.last_activity = _now()
         self.next_snapshot = self.t_spawn + _SNAPSHOT_MS
-        if self.tap is not None:
+        if isinstance(self.tap, ContinuingTap) and self.continuations:
+            self.tap.continued(
+                self.defn,
+                self.argv,
+                prepared.child_env,
+                secrets=self.secrets,
+                interruption=self.interruption,
+            )
+        elif self.tap is not None:
             self.tap.spawned(self.defn, self.argv, prepared.child_env, secrets=self.secrets)
         watcher: asyncio.Future[Any] | None = None
         if self.cancel_event is not None:

@@ -530,13 +530,14 @@ def test_a_second_spawn_on_the_same_recorder_starts_the_file_over(
     assert recorder.complete and recorder.lines == 3 and recorder.chunks["stdout"] == 1
 
 
-@pytest.mark.rule("RECORD-PARTIAL-001", "RUN-CONTINUE-001")
-def test_a_continued_run_records_its_first_process_and_says_so(
+@pytest.mark.rule("RECORD-CONTINUE-001", "RECORD-ROUNDTRIP-001", "RUN-CONTINUE-001")
+def test_a_continued_run_is_recorded_as_two_files_that_replay(
     world: FakeWorld, tmp_path: Path
 ) -> None:
-    """seed 000 §12: the turn goes on in a second process; a recording is one process's
-    wire, so it holds the first one, complete, and the CLI line says the rest is not in it."""
+    """seed 000 §12: the turn goes on in a second process; each process gets a complete
+    recording, and replaying both gives the live run's events."""
     from harness.commands.record import recording_line
+    from harness.record import continuation_path
 
     request = world.request("amr", "compaction")
     path = tmp_path / "amr-compaction.jsonl"
@@ -546,11 +547,46 @@ def test_a_continued_run_records_its_first_process_and_says_so(
     finally:
         recorder.close()
     assert result.status is RunOutcome.SUCCEEDED and result.continuations == 1
+    second = continuation_path(path)
+    assert second.name == "amr-compaction.continued.jsonl"
     line = recording_line(recorder, result)
-    assert "complete" in line and "holds the first process only" in line
-    recording = load_recording(path)
-    replay = replay_recording(recording, paths=_replay_paths(request, world))
-    assert replay.error is not None and replay.error.code == "AMR_CONTINUATION_INCOMPLETE"
+    assert f"{second} complete" in line and f"first process: {path} complete" in line
     live = [e.to_json() for e in result.events]
     mark = next(i for i, e in enumerate(live) if e.get("label") == "continuation")
-    assert _untimed(replay.events) == _untimed(live[:mark])
+    paths = _replay_paths(request, world)
+
+    first = load_recording(path)
+    assert first.header.expect is not None and first.header.expect.status == "failed"
+    assert first.header.expect.error_code == "AMR_CONTINUATION_INCOMPLETE"
+    replay_one = replay_recording(first, paths=paths)
+    assert replay_one.ok, [f.to_json() for f in replay_one.findings]
+    assert _untimed(replay_one.events) == _untimed(live[:mark])
+
+    continued = load_recording(second)
+    methods = [
+        json.loads(line).get("method")
+        for line in continued.stream(Direction.STDIN).decode().splitlines()
+    ]
+    assert methods == ["initialize", "session/load", "_session/continue"]
+    replay_two = replay_recording(continued, paths=paths)
+    assert replay_two.ok, [f.to_json() for f in replay_two.findings]
+    assert _untimed(replay_two.events) == _untimed(live[mark:])
+    verdicts = {f.rule: f.verdict for f in replay_two.findings}
+    assert verdicts["REPLAY-FRAMES-001"] == "pass"
+
+
+@pytest.mark.rule("RECORD-CONTINUE-001")
+def test_a_continued_run_recorded_to_a_stream_says_the_rest_is_not_recorded(
+    world: FakeWorld,
+) -> None:
+    from harness.commands.record import recording_line
+
+    request = world.request("amr", "compaction")
+    out = io.StringIO()
+    recorder = RunRecorder(out, cwd=request.cwd, home=str(world.home))
+    result = run_agent(request, tap=recorder)
+    assert result.continuations == 1
+    assert recorder.continuation_error is not None
+    assert "not recorded" in recording_line(recorder, result)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert "exit" in lines[-1] and sum(1 for line in lines if "format" in line) == 1

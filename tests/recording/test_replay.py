@@ -368,7 +368,9 @@ def test_each_mode_feeds_the_pieces_it_names(name: str, monkeypatch: pytest.Monk
     monkeypatch.setattr(replay_module, "create_parser", lambda *a: _Spy(create_parser(*a), sizes))
     real_session = DshCaptureAdapter.create_session
     monkeypatch.setattr(
-        DshCaptureAdapter, "create_session", lambda self, d=None: _Spy(real_session(self, d), sizes)
+        DshCaptureAdapter,
+        "create_session",
+        lambda self, d=None, frames=None: _Spy(real_session(self, d, frames), sizes),
     )
     recording = restore_paths(_load(name), **REPLAY_PATHS)
     stdout = recording.stream("stdout")
