@@ -43,6 +43,12 @@ Lifecycle (rules in ``conformance/rules/runner.py``):
    snapshot (RUN-FILES-001), the pi session file is captured (ref §2.7), and the close
    status is classified (:func:`harness.runner.status.classify_close_status`,
    RUN-STATUS-001).
+9. **Continue**, between 7 and 8 (RUN-CONTINUE-001, seed 000 §12): when the session's
+   turn was interrupted in a way it may continue natively
+   (:class:`~harness.protocols.base.ContinuableSession`: the AMR compaction continuation),
+   the tree is reaped, no cancel or runner failure came, and the run has not continued
+   yet, steps 2-7 run once more with the continuing session in a new process of the
+   same command; the run keeps both processes' events.
 """
 
 from __future__ import annotations
