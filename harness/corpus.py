@@ -35,7 +35,6 @@ every edge case whose file differs from its definition, and every README problem
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
@@ -43,10 +42,13 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from harness.defs.types import AgentDef
 from harness.record import Expectation, RunRecorder, load_recording, parse_recording
+
+if TYPE_CHECKING:
+    from harness.runner.types import RunError
 
 __all__ = [
     "CORPUS_DIR",
@@ -78,10 +80,10 @@ PROMPT = "Create hello.html with a greeting."
 #: the corpus many megabytes): recorded for the first format in :data:`OVERSIZE_FORMATS`.
 OVERSIZE_STEP = "oversize"
 #: A scenario whose turn goes on in a second process (seed 000 §12: the AMR compaction
-#: continuation) is recorded as two files (RECORD-CONTINUE-001), and the corpus keeps one
-#: file per scenario; the record/replay round trip of such a run is proved in
-#: tests/recording, and the runner and conformance tests run it live (RUN-CONTINUE-001).
+#: continuation) is recorded as two files (RECORD-CONTINUE-001): ``<name>.jsonl``, the
+#: interrupted first process, and ``<name>`` + :data:`CONTINUED_SUFFIX`, the new one.
 MULTI_PROCESS_STEPS = frozenset({"compaction"})
+CONTINUED_SUFFIX = ".continued.jsonl"
 #: Formats that get the oversize scenario: one JSONL one-way format with the 1 MiB decoder cap
 #: (STREAM-FRAME-OVERSIZE-001, STREAM-RAW-BOUND-001). Not the strict dsh format: its session
 #: takes ~10 s to replay a 1 MiB line byte by byte, which the corpus test does every run.
@@ -238,18 +240,22 @@ def _make_world(root: Path, choice: FormatChoice) -> _World:
 
 @dataclass(frozen=True)
 class Recorded:
-    """One generated recording: its text and the live run's outcome."""
+    """One generated recording: its text and the live run's outcome (for the first file
+    of a continued run, the outcome of that process: the interruption)."""
 
     text: str
     status: str
     error_code: str | None
     error_source: str | None
+    #: ``.jsonl``, or :data:`CONTINUED_SUFFIX` for the process that continued the turn.
+    suffix: str = ".jsonl"
 
 
-def record_scenario(choice: FormatChoice, scenario_name: str) -> Recorded:
+def record_scenario(choice: FormatChoice, scenario_name: str) -> list[Recorded]:
     """Run ``choice``'s fake through the real runner on ``scenario_name`` and return the
-    recording (placeholders for cwd, home and the sandbox root) with ``expect`` set by
-    :func:`expectation_for`."""
+    recording (placeholders for cwd, home and the sandbox root), two when the run went on
+    in a new process (RECORD-CONTINUE-001); :func:`generate_scenario` sets ``expect``."""
+    from harness.record import continuation_path
     from harness.runner import RunRequest, run_agent
 
     plan = run_plan(scenario_name)
@@ -267,19 +273,36 @@ def record_scenario(choice: FormatChoice, scenario_name: str) -> Recorded:
             inactivity_timeout_ms=plan.inactivity_timeout_ms,
             shutdown_grace_ms=plan.shutdown_grace_ms,
         )
-        out = io.StringIO()
+        # A file (not a stream) so a continued run can be followed into its second file.
+        first = world.root / "recording.jsonl"
         recorder = RunRecorder(
-            out, cwd=str(world.cwd), home=str(world.home), tmp=str(world.root), platform="linux"
+            first, cwd=str(world.cwd), home=str(world.home), tmp=str(world.root), platform="linux"
         )
-        result = run_agent(request, tap=recorder)
-    if not recorder.complete:
-        raise RuntimeError(f"{choice.stream_format}/{scenario_name}: the recording is incomplete")
-    error = result.error
+        try:
+            result = run_agent(request, tap=recorder)
+        finally:
+            recorder.close()
+        where = f"{choice.stream_format}/{scenario_name}"
+        if not recorder.complete or recorder.continuation_error is not None:
+            why = recorder.continuation_error or "no exit line"
+            raise RuntimeError(f"{where}: the recording is incomplete ({why})")
+        final = result.error
+        if not result.continuations:
+            return [_recorded(first, result.status.value, final)]
+        continued = continuation_path(first)
+        return [
+            _recorded(first, "failed", result.interruption),
+            _recorded(continued, result.status.value, final, CONTINUED_SUFFIX),
+        ]
+
+
+def _recorded(path: Path, status: str, error: RunError | None, suffix: str = ".jsonl") -> Recorded:
     return Recorded(
-        text=out.getvalue(),
-        status=result.status.value,
+        text=path.read_text(encoding="utf-8"),
+        status=status,
         error_code=error.code if error is not None else None,
         error_source=error.source if error is not None else None,
+        suffix=suffix,
     )
 
 
@@ -320,19 +343,23 @@ def _with_expect(text: str, expect: Expectation) -> str:
     return json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n" + rest
 
 
-def generate_scenario(choice: FormatChoice, scenario_name: str) -> tuple[str, Recorded]:
-    """A generated recording's final text (``expect`` set) and the live run behind it."""
+def generate_scenario(choice: FormatChoice, scenario_name: str) -> list[tuple[str, Recorded]]:
+    """Each generated recording's final text (``expect`` set) and the live run behind it:
+    one, or two for a run continued in a new process."""
     from harness.replay import replay_recording
 
-    recorded = record_scenario(choice, scenario_name)
-    replayed = replay_recording(parse_recording(recorded.text.encode("utf-8")))
-    status = replayed.status.value if replayed.status is not None else "unfinished"
-    code = replayed.error.code if replayed.error is not None else None
-    try:
-        expect = expectation_for(recorded, status, code)
-    except RuntimeError as exc:
-        raise RuntimeError(f"{choice.stream_format}/{scenario_name}: {exc}") from None
-    return _with_expect(recorded.text, expect), recorded
+    out: list[tuple[str, Recorded]] = []
+    for recorded in record_scenario(choice, scenario_name):
+        replayed = replay_recording(parse_recording(recorded.text.encode("utf-8")))
+        status = replayed.status.value if replayed.status is not None else "unfinished"
+        code = replayed.error.code if replayed.error is not None else None
+        try:
+            expect = expectation_for(recorded, status, code)
+        except RuntimeError as exc:
+            where = f"{choice.stream_format}/{scenario_name}{recorded.suffix}"
+            raise RuntimeError(f"{where}: {exc}") from None
+        out.append((_with_expect(recorded.text, expect), recorded))
+    return out
 
 
 # -- hand-written edge cases -----------------------------------------------------------------------
@@ -846,8 +873,7 @@ After a change: `python -m harness.corpus regen [--format F]`, then
 def planned_scenarios(stream_format: str) -> list[str]:
     """The fake scenarios recorded for ``stream_format``: every scenario, except that the
     oversize one is kept only for :data:`OVERSIZE_FORMATS` (a 1 MiB line each), and a
-    scenario with an optional step the format's fake does not emulate, or one that needs
-    a second process (:data:`MULTI_PROCESS_STEPS`), is left out."""
+    scenario with an optional step the format's fake does not emulate is left out."""
     from fake_clis.catalog import unemulated_steps
     from fake_clis.scenario import list_scenarios, load_scenario
 
@@ -858,7 +884,7 @@ def planned_scenarios(stream_format: str) -> list[str]:
         kinds = {s.kind for s in scenario.steps}
         if OVERSIZE_STEP in kinds and stream_format not in OVERSIZE_FORMATS:
             continue
-        if unemulated_steps(agent, scenario) or kinds & MULTI_PROCESS_STEPS:
+        if unemulated_steps(agent, scenario):
             continue
         out.append(name)
     return out
@@ -873,10 +899,16 @@ def planned_paths(formats: Iterable[str] | None = None) -> dict[str, str]:
     for choice in choices:
         via = f" ({choice.transport} transport)" if choice.transport != "default" else ""
         for name in planned_scenarios(choice.stream_format):
-            description = load_scenario(name).description.rstrip(".")
+            scenario = load_scenario(name)
+            description = scenario.description.rstrip(".")
             out[f"{choice.stream_format}/{name}.jsonl"] = (
                 f"fake `{choice.agent}`{via}, scenario `{name}`: {description}."
             )
+            if {s.kind for s in scenario.steps} & MULTI_PROCESS_STEPS:
+                out[f"{choice.stream_format}/{name}{CONTINUED_SUFFIX}"] = (
+                    f"fake `{choice.agent}`{via}, scenario `{name}`, the process that "
+                    "continued the interrupted turn (RECORD-CONTINUE-001)."
+                )
     picked = {c.stream_format for c in choices}
     for case in EDGE_CASES:
         if formats is None or case.stream_format in picked:
@@ -912,14 +944,18 @@ def regenerate(
     texts = planned_paths(wanted)
     tasks = [(c, s) for c in choices for s in planned_scenarios(c.stream_format)]
 
-    def one(task: tuple[FormatChoice, str]) -> tuple[str, str, Recorded]:
+    def one(task: tuple[FormatChoice, str]) -> list[tuple[str, str, Recorded]]:
         choice, name = task
-        text, recorded = generate_scenario(choice, name)
-        return f"{choice.stream_format}/{name}.jsonl", text, recorded
+        return [
+            (f"{choice.stream_format}/{name}{recorded.suffix}", text, recorded)
+            for text, recorded in generate_scenario(choice, name)
+        ]
 
     written: list[str] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for rel, text, recorded in pool.map(one, tasks):
+        for rel, text, recorded in (item for items in pool.map(one, tasks) for item in items):
+            if rel not in texts:
+                raise RuntimeError(f"{rel}: recorded but not planned (see MULTI_PROCESS_STEPS)")
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8", newline="\n")

@@ -28,6 +28,7 @@ from conformance.snapshots import EventStreamExtension, normalize_events
 from conformance.verdicts import Status
 from fake_clis.scenario import Scenario, list_scenarios, load_scenario
 from harness.corpus import (
+    CONTINUED_SUFFIX,
     CORPUS_DIR,
     EDGE_CASES,
     README_NAME,
@@ -99,11 +100,19 @@ def _first_difference(a: Sequence[Any], b: Sequence[Any]) -> str:
 
 
 def _scenario_of(recording: Recording, path: Path) -> Scenario | None:
-    """The fake scenario a generated recording ran (``<format>/<scenario>.jsonl``)."""
+    """The fake scenario a generated recording ran (``<format>/<scenario>.jsonl``).
+
+    ``None`` for the two files of a run continued in a new process (``<scenario>.jsonl``
+    and ``<scenario>.continued.jsonl``, RECORD-CONTINUE-001): the scenario describes the
+    whole run, and each file holds one process of it, so only the per-process rules judge
+    them; the whole run is judged live (RUN-CONTINUE-001 in tests/runner).
+    """
     rel = relative(path)
     if rel.count("/") != 1 or not rel.startswith(recording.header.stream_format + "/"):
         return None
     name = path.stem
+    if path.with_name(f"{name}{CONTINUED_SUFFIX}").exists():
+        return None
     return load_scenario(name) if name in list_scenarios() else None
 
 
