@@ -572,25 +572,23 @@ class RunRecorder:
         says so and nothing more is written.
         """
         first = self.path
-        self.close()
         if first is None:
             self.continuation_error = (
                 "the recording is a stream: the continuing process has no file"
             )
             self._writer = None
             return
-        if self.complete and self.error is None and interruption is not None:
+        done = RecordedFile(first, self.complete, self.lines, dict(self.chunks))
+        self.close()
+        self.previous.append(done)
+        if done.complete and interruption is not None:
             try:
                 set_expectation(first, Expectation("failed", interruption.code, interruption.rule))
             except (OSError, RecordingError) as exc:
                 self.continuation_error = f"could not pin the first file's expectation: {exc}"
-        self.previous.append(RecordedFile(first, self.complete, self.lines, dict(self.chunks)))
+        # spawned() starts over as for any second spawn, now in the file beside the first.
         self.path = continuation_path(first)
         self._out = None
-        self.started = False
-        self.complete = False
-        self.lines = 0
-        self.chunks = {d.value: 0 for d in Direction}
         self.error = None
         self.spawned(defn, argv, env, secrets=secrets)
 

@@ -4,9 +4,7 @@ Every string literal (docstrings excluded) in the sans-IO engine and the IO
 shell is checked against the registry's ids. The json-event-stream dispatcher
 may name its dialects (``codex``, ``cursor-agent``, ...): they are wire-format
 dialect names that a def selects with ``event_parser``, and they may appear
-nowhere else. The AMR continuation contract may name the one runtime its evidence
-carries (``"runtime": "opencode"``, seed 000 §12): a value compared on the wire, never a
-def selected or branched on.
+nowhere else.
 """
 
 from __future__ import annotations
@@ -46,8 +44,6 @@ ENGINE = [
     ],
 ]
 DIALECT_TABLE = ROOT / "streams" / "json_events.py"
-#: Wire values that happen to equal an agent id, per module that must compare them.
-WIRE_VALUES = {ROOT / "protocols" / "amr_continuation.py": {"opencode"}}
 AGENT_IDS = {d.id for d in BUILTIN_DEFS}
 DIALECTS = {name for fmt in ONE_WAY_FORMATS for name in known_dialects(fmt)}
 
@@ -75,7 +71,7 @@ def string_literals(path: Path) -> list[tuple[int, str]]:
 @pytest.mark.rule("DEF-DATA-001")
 @pytest.mark.parametrize("path", [p for p in ENGINE if p.exists()], ids=lambda p: p.name)
 def test_engine_module_names_no_agent_id(path: Path) -> None:
-    allowed = (DIALECTS if path == DIALECT_TABLE else set()) | WIRE_VALUES.get(path, set())
+    allowed = DIALECTS if path == DIALECT_TABLE else set()
     hits = [(line, text) for line, text in string_literals(path) if text in AGENT_IDS - allowed]
     assert not hits, f"{path.relative_to(ROOT.parent)} names agent ids: {hits}"
 

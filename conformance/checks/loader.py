@@ -77,6 +77,7 @@ _OPTIONAL_STRS = (
     "default_model_env_var",
     "acp_stdio_mcp_removed_in_version",
     "acp_model_unavailable_error_code",
+    "acp_native_continue_runtime",
     "pi_session_dir",
     "transport_env_var",
     "docs_url",

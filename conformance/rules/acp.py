@@ -321,8 +321,9 @@ RULES = (
     ),
     _rule(
         "ACP-AMR-CONTINUE-002",
-        "No continuation unless initialize advertised agentCapabilities.loadSession and "
-        "_meta['com.open-design.nativeSessionContinue'].version == 1, in the interrupted "
+        "No continuation unless the def names the runtime whose evidence it accepts "
+        "(acp_native_continue_runtime) and initialize advertised agentCapabilities.loadSession "
+        "and _meta['com.open-design.nativeSessionContinue'].version == 1, in the interrupted "
         "process and again in the continuing one (an unsupported version fails the run).",
         "seed 000 §12 (AMR compaction continuation)",
     ),

@@ -96,4 +96,6 @@ AGENT_DEF = AgentDef(
     inactivity_timeout_ms=30 * 60 * 1000,
     # ref §2.6 step 3: AMR fails a model it cannot select instead of running on its default.
     acp_model_unavailable_error_code="AMR_MODEL_UNAVAILABLE",
+    # seed 000 §12: Vela continues its OpenCode runtime's interrupted turns natively.
+    acp_native_continue_runtime="opencode",
 )

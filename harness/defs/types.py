@@ -295,6 +295,10 @@ class AgentDef:
     #: back to the agent's default model (ref §2.6 step 3: AMR's ``modelUnavailableErrorCode``,
     #: ``AMR_MODEL_UNAVAILABLE``). ``None``: a recoverable model error falls back.
     acp_model_unavailable_error_code: str | None = None
+    #: ACP: the runtime whose native continuation evidence this def accepts (seed 000 §12;
+    #: AMR: ``opencode``, the ``runtime`` its evidence names). ``None``: an interrupted
+    #: prompt is classified but never continued in a new process.
+    acp_native_continue_runtime: str | None = None
     #: pi-rpc session directory (relative to cwd, or absolute / ``~``-prefixed).
     pi_session_dir: str | None = None
     #: pi-rpc: resume travels in argv (prime-agent ``--resume``), so the session must not

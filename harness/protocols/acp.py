@@ -305,6 +305,7 @@ class AcpSession:
         client_version: str = __version__,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         model_unavailable_error_code: str | None = None,
+        native_continue_runtime: str | None = None,
         continuing: ContinuationEvidence | None = None,
     ) -> None:
         if max_line_bytes < 1:
@@ -326,8 +327,10 @@ class AcpSession:
             "client_version": client_version,
             "max_line_bytes": max_line_bytes,
             "model_unavailable_error_code": model_unavailable_error_code,
+            "native_continue_runtime": native_continue_runtime,
         }
         self._model_unavailable_code = model_unavailable_error_code
+        self._native_runtime = native_continue_runtime
         #: The evidence this session continues (it runs in the continuing process).
         self._continuing = continuing
         #: The evidence this session's interrupted prompt offers to a new process.
@@ -406,6 +409,8 @@ class AcpSession:
             options["stage_timeout_ms"] = defn.acp_stage_timeout_ms
         if defn.acp_model_unavailable_error_code is not None:
             options["model_unavailable_error_code"] = defn.acp_model_unavailable_error_code
+        if defn.acp_native_continue_runtime is not None:
+            options["native_continue_runtime"] = defn.acp_native_continue_runtime
         options.update(overrides)
         return cls(**options)
 
@@ -927,7 +932,8 @@ class AcpSession:
                 rule="ACP-AMR-CONTINUE-004",
             )
             return
-        evidence = parse_continuation_evidence(error.data)
+        runtime = self._native_runtime
+        evidence = parse_continuation_evidence(error.data, runtime) if runtime else None
         refusal = self._continuation_refusal(evidence)
         if refusal is None:
             assert evidence is not None
@@ -955,13 +961,14 @@ class AcpSession:
         Checked before the failure flushes open tools: seed 000 "The daemon independently
         checks its tool frames before closing unfinished rows".
         """
-        if not supports_native_continue(self._agent_capabilities):
-            version = advertised_version(self._agent_capabilities)
+        if self._native_runtime is None:
             return (
                 "ACP-AMR-CONTINUE-002",
-                f"initialize did not negotiate {CONTINUE_METHOD} version 1 "
-                f"(advertised: {excerpt(version, 40)})",
+                "the def takes no native continuation (acp_native_continue_runtime is unset)",
             )
+        unnegotiated = self._unnegotiated()
+        if unnegotiated is not None:
+            return ("ACP-AMR-CONTINUE-002", f"initialize {unnegotiated}")
         if evidence is None:
             return (
                 "ACP-AMR-CONTINUE-006",
@@ -1030,20 +1037,29 @@ class AcpSession:
         """seed 000 "AMR compaction continuation": the new process loads the same durable
         session, only when it negotiated the extension (rule ACP-AMR-CONTINUE-002)."""
         assert self._request is not None and self._continuing is not None
-        if not supports_native_continue(self._agent_capabilities):
-            version = advertised_version(self._agent_capabilities)
+        unnegotiated = self._unnegotiated()
+        if unnegotiated is not None:
             self._fail(
                 actions,
                 CONTINUATION_UNSUPPORTED,
-                "cannot continue the interrupted turn natively: the new process does not "
-                f"negotiate {CONTINUE_METHOD} version 1 (advertised: {excerpt(version, 40)}, "
-                f"loadSession: {self._agent_capabilities.get('loadSession')!r})",
+                f"cannot continue the interrupted turn natively: the new process {unnegotiated}",
                 rule="ACP-AMR-CONTINUE-002",
             )
             return
         durable = self._continuing.durable_session_id
         params = {"sessionId": durable, "cwd": self._request.cwd, "mcpServers": servers}
         self._send_request(actions, "session/load", params)
+
+    def _unnegotiated(self) -> str | None:
+        """Why ``initialize`` did not negotiate the extension, or ``None`` when it did."""
+        caps = self._agent_capabilities
+        if supports_native_continue(caps):
+            return None
+        version = excerpt(advertised_version(caps), 40)
+        return (
+            f"did not negotiate {CONTINUE_METHOD} version 1 (advertised: {version}, "
+            f"loadSession: {caps.get('loadSession')!r})"
+        )
 
     def _after_session(self, result: Any, item: JsonItem, actions: Actions) -> None:
         assert self._request is not None

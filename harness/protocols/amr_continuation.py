@@ -17,9 +17,10 @@ Three questions, three functions (all total: any JSON value in, an answer out):
   all? Structured ``data.code`` or the legacy wording, matched on the failure channel only
   (an assistant message that quotes the words is not a failure).
 * :func:`parse_continuation_evidence` -- the cursor, when the evidence is complete,
-  versioned and names a session; ``None`` otherwise. Legacy wording alone never yields one:
-  it is classified (``AMR_CONTINUATION_INCOMPLETE``) but authorizes no continuation and no
-  reseeding or prompt replay.
+  versioned, names a session and comes from the runtime the def names
+  (``acp_native_continue_runtime``; AMR: Vela's OpenCode); ``None`` otherwise. Legacy
+  wording alone never yields one: it is classified (``AMR_CONTINUATION_INCOMPLETE``) but
+  authorizes no continuation and no reseeding or prompt replay.
 
 The session (:mod:`harness.protocols.acp`) adds what only it can know: whether every tool
 call it saw reached a terminal status, whether the evidence names the durable session it
@@ -125,11 +126,11 @@ def is_continuation_incomplete(message: str, data: Any) -> bool:
     return bool(_LEGACY_WORDING.match(message or ""))
 
 
-def parse_continuation_evidence(data: Any) -> ContinuationEvidence | None:
+def parse_continuation_evidence(data: Any, runtime: str) -> ContinuationEvidence | None:
     """The evidence when it is complete, versioned and exact; ``None`` otherwise.
 
     Every field is required: ``code``, ``kind: opencode_continuation_incomplete``,
-    ``runtime: opencode``, ``phase: post_tool_resume``, a non-blank ``openCodeSessionId``
+    ``runtime`` (the def's runtime), ``phase: post_tool_resume``, a non-blank ``openCodeSessionId``
     and a ``continuation`` of version 1 with ``toolResultsCommitted: true`` and both
     message ids.
     """
@@ -140,7 +141,7 @@ def parse_continuation_evidence(data: Any) -> ContinuationEvidence | None:
     if (
         details.get("code") != ERROR_CODE
         or details.get("kind") != "opencode_continuation_incomplete"
-        or details.get("runtime") != "opencode"
+        or details.get("runtime") != runtime
         or details.get("phase") != "post_tool_resume"
         or not _identifier(details.get("openCodeSessionId"))
         or cursor is None

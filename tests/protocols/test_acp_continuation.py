@@ -58,6 +58,8 @@ from tests.protocols.test_acp import (
 )
 
 DURABLE = "ses_durable01"
+#: The runtime the AMR def accepts evidence from (``acp_native_continue_runtime``).
+RUNTIME = "opencode"
 SID2 = "acp-second"
 LEGACY = "opencode compaction continuation ended before prompt completion"
 CURSOR = {
@@ -88,6 +90,11 @@ def amr_init(version: Any = 1, *, load: bool = True) -> dict[str, Any]:
     if version is not None:
         out["agentCapabilities"]["_meta"] = {CAPABILITY: {"version": version}}
     return out
+
+
+def amr_session(**kwargs: Any) -> AcpSession:
+    """A session configured as the AMR def configures it: it takes OpenCode's evidence."""
+    return new_session(native_continue_runtime=RUNTIME, **kwargs)
 
 
 def expect_prompt_then(*steps: Step, init: dict[str, Any] | None = None) -> list[Step]:
@@ -142,7 +149,7 @@ def test_legacy_wording_is_classified_on_the_failure_channel_only() -> None:
     assert not is_continuation_incomplete(f"I saw: {LEGACY}", {})
     assert not is_continuation_incomplete(f"{LEGACY} and more", None)
     # Classified, but never evidence: the words authorize nothing.
-    assert parse_continuation_evidence({"message": LEGACY}) is None
+    assert parse_continuation_evidence({"message": LEGACY}, RUNTIME) is None
 
 
 @pytest.mark.rule("ACP-AMR-CONTINUE-006")
@@ -165,8 +172,8 @@ def test_legacy_wording_is_classified_on_the_failure_channel_only() -> None:
     ],
 )
 def test_only_complete_versioned_exact_evidence_is_accepted(patch: dict[str, Any]) -> None:
-    assert parse_continuation_evidence(incomplete()) == EVIDENCE
-    assert parse_continuation_evidence(incomplete(**patch)) is None
+    assert parse_continuation_evidence(incomplete(), RUNTIME) == EVIDENCE
+    assert parse_continuation_evidence(incomplete(**patch), RUNTIME) is None
 
 
 @given(
@@ -180,7 +187,7 @@ def test_only_complete_versioned_exact_evidence_is_accepted(patch: dict[str, Any
 def test_the_contract_functions_are_total(value: Any) -> None:
     supports_native_continue(value)
     is_continuation_incomplete("", value)
-    assert parse_continuation_evidence(value) is None or isinstance(value, dict)
+    assert parse_continuation_evidence(value, RUNTIME) is None or isinstance(value, dict)
 
 
 def test_the_cursor_goes_back_on_the_wire_unchanged() -> None:
@@ -192,7 +199,7 @@ def test_the_cursor_goes_back_on_the_wire_unchanged() -> None:
 
 @pytest.mark.rule("ACP-AMR-CONTINUE-001")
 def test_complete_evidence_after_terminal_tools_offers_one_continuation() -> None:
-    sess, res = play(expect_prompt_then(*WRITE_DONE, interrupted()))
+    sess, res = play(expect_prompt_then(*WRITE_DONE, interrupted()), sess=amr_session())
     code, text, rule = failure(res)
     assert (code, rule) == (CONTINUATION_INCOMPLETE, "ACP-AMR-CONTINUE-001")
     assert DURABLE in text and text.startswith("json-rpc id 3: ")
@@ -213,7 +220,9 @@ def test_complete_evidence_after_terminal_tools_offers_one_continuation() -> Non
 @pytest.mark.rule("ACP-AMR-CONTINUE-002")
 @pytest.mark.parametrize("version", [None, 2, "1"])
 def test_no_continuation_unless_initialize_negotiated_version_1(version: Any) -> None:
-    sess, res = play(expect_prompt_then(*WRITE_DONE, interrupted(), init=amr_init(version)))
+    sess, res = play(
+        expect_prompt_then(*WRITE_DONE, interrupted(), init=amr_init(version)), sess=amr_session()
+    )
     code, text, rule = failure(res)
     assert (code, rule) == (CONTINUATION_INCOMPLETE, "ACP-AMR-CONTINUE-002")
     assert "not continued" in text
@@ -234,7 +243,7 @@ def test_legacy_or_partial_evidence_is_classified_never_continued_never_retried(
     data: Any,
 ) -> None:
     frame = error(3, -32600, LEGACY) if data is None else error(3, -32600, LEGACY, data)
-    sess, res = play(expect_prompt_then(*WRITE_DONE, Send(frame)))
+    sess, res = play(expect_prompt_then(*WRITE_DONE, Send(frame)), sess=amr_session())
     code, _text, rule = failure(res)
     assert (code, rule) == (CONTINUATION_INCOMPLETE, "ACP-AMR-CONTINUE-006")
     assert finished(res).error.retryable is False  # type: ignore[union-attr]
@@ -244,7 +253,8 @@ def test_legacy_or_partial_evidence_is_classified_never_continued_never_retried(
 @pytest.mark.rule("ACP-AMR-CONTINUE-003")
 def test_evidence_for_another_session_is_not_continued() -> None:
     sess, res = play(
-        expect_prompt_then(*WRITE_DONE, interrupted(incomplete(openCodeSessionId="ses_other")))
+        expect_prompt_then(*WRITE_DONE, interrupted(incomplete(openCodeSessionId="ses_other"))),
+        sess=amr_session(),
     )
     code, text, rule = failure(res)
     assert (code, rule) == (CONTINUATION_INCOMPLETE, "ACP-AMR-CONTINUE-003")
@@ -268,7 +278,7 @@ def test_evidence_for_another_session_is_not_continued() -> None:
 def test_outstanding_or_unknown_tools_forbid_the_continuation(
     steps: list[Step], needle: str
 ) -> None:
-    sess, res = play(expect_prompt_then(*steps, interrupted()))
+    sess, res = play(expect_prompt_then(*steps, interrupted()), sess=amr_session())
     code, text, rule = failure(res)
     assert (code, rule) == (CONTINUATION_INCOMPLETE, "ACP-AMR-CONTINUE-005")
     assert needle in text and sess.continuation is None
@@ -285,7 +295,8 @@ def test_cancellation_stops_the_run_without_a_continuation() -> None:
             Cancel(),
             Expect({"method": "session/cancel"}, "session/cancel"),
             interrupted(),
-        )
+        ),
+        sess=amr_session(),
     )
     assert finished(res).status is RunStatus.CANCELLED
     assert sess.continuation is None and sess.continuation_session() is None
@@ -295,8 +306,8 @@ def test_cancellation_stops_the_run_without_a_continuation() -> None:
 @settings(max_examples=25, deadline=None)
 def test_any_chunking_gives_the_same_interrupted_run(chunk: int) -> None:
     script = expect_prompt_then(*WRITE_DONE, interrupted())
-    _, whole = play(script)
-    sess, pieces = play(script, chunk_size=chunk)
+    _, whole = play(script, sess=amr_session())
+    sess, pieces = play(script, sess=amr_session(), chunk_size=chunk)
     assert pieces.events == whole.events and pieces.frames == whole.frames
     assert sess.continuation == EVIDENCE
 
@@ -317,7 +328,7 @@ def expect_continue(request_id: int, sid: str = SID2) -> Expect:
 
 
 def continuing(**kwargs: Any) -> AcpSession:
-    return new_session(continuing=EVIDENCE, **kwargs)
+    return amr_session(continuing=EVIDENCE, **kwargs)
 
 
 EXPECT_LOAD = Expect(
@@ -566,7 +577,7 @@ _CONTINUATION_FRAMES = st.sampled_from(
 def test_any_frames_end_once_and_offer_a_continuation_only_when_earned(
     items: list[Any], continuing_mode: bool, cancel: bool
 ) -> None:
-    sess = continuing() if continuing_mode else new_session()
+    sess = continuing() if continuing_mode else amr_session()
     out = Actions()
     out.extend(sess.start(request(), 0))
     wire = b"".join(i if isinstance(i, bytes) else json.dumps(i).encode() + b"\n" for i in items)
@@ -589,3 +600,20 @@ def test_any_frames_end_once_and_offer_a_continuation_only_when_earned(
     for frame in out.frames:
         sent = json.loads(frame)
         assert "prompt" not in sent.get("params", {}) or sent.get("method") == "session/prompt"
+
+
+@pytest.mark.rule("ACP-AMR-CONTINUE-002", "ACP-DEF-001")
+def test_only_a_def_that_names_the_runtime_continues() -> None:
+    sess, res = play(expect_prompt_then(*WRITE_DONE, interrupted()))  # no runtime named
+    code, text, rule = failure(res)
+    assert (code, rule) == (CONTINUATION_INCOMPLETE, "ACP-AMR-CONTINUE-002")
+    assert "acp_native_continue_runtime" in text and sess.continuation is None
+    named = {
+        d.id: d.acp_native_continue_runtime for d in BUILTIN_DEFS if d.acp_native_continue_runtime
+    }
+    assert named == {"amr": RUNTIME}
+    amr = next(d for d in BUILTIN_DEFS if d.id == "amr")
+    _, from_def = play(
+        expect_prompt_then(*WRITE_DONE, interrupted()), sess=AcpSession.from_def(amr)
+    )
+    assert failure(from_def)[2] == "ACP-AMR-CONTINUE-001"
