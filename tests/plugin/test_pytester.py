@@ -482,8 +482,14 @@ def test_snapshot_write_match_update_taint_and_unused(
     expect(run(pytester, "--snapshot-update"), passed=1)
     assert snap.read_text(encoding="utf-8").startswith(HEADER_LINE + "\n")
 
-    # Unused: no test asserts it any more; the session fails until an update deletes it.
-    test_file.write_text("def test_events():\n    pass\n", encoding="utf-8")
+    # Unused: a test of the file still asserts its own snapshot, the old one is asserted by no
+    # test any more; the session fails until an update deletes it. (syrupy discovers a file's
+    # snapshots through the assertions made in it on every version we support; a file that
+    # asserts nothing at all is searched only by syrupy 7.)
+    kept = "\n\ndef test_kept(snapshot_events):\n    assert snapshot_events == []\n"
+    test_file.write_text(test_file.read_text(encoding="utf-8") + kept, encoding="utf-8")
+    expect(run(pytester, "--snapshot-update"), passed=2)
+    test_file.write_text(kept.lstrip(), encoding="utf-8")
     unused = run(pytester)
     expect(unused, passed=1)
     assert unused.ret != pytest.ExitCode.OK
@@ -491,3 +497,4 @@ def test_snapshot_write_match_update_taint_and_unused(
     updated = run(pytester, "--snapshot-update")
     assert updated.ret == pytest.ExitCode.OK
     assert not snap.exists()
+    assert snap.with_name("test_kept.jsonl").exists()
