@@ -577,20 +577,30 @@ class _Run:
             self._close_stdin()
 
     async def _loop(self, queue: asyncio.Queue[tuple[str, Any]]) -> None:
-        while True:
-            now = _now()
-            self._timers(now)
-            if self._complete():
-                return
-            wake = self._next_wake(now)
-            timeout = None if wake is None else max(0.0, (wake - now) / 1000.0)
-            try:
-                message = await asyncio.wait_for(queue.get(), timeout)
-            except asyncio.TimeoutError:
-                continue
-            self._handle(message)
-            while not queue.empty():
-                self._handle(queue.get_nowait())
+        # One pending get, awaited with asyncio.wait: ``asyncio.wait_for`` (3.10, 3.11)
+        # returns the inner result and drops a cancellation of this task that lands in the
+        # same loop turn as a message (SIG-RACE-001); the run would then go on unstopped.
+        getter: asyncio.Future[tuple[str, Any]] | None = None
+        try:
+            while True:
+                now = _now()
+                self._timers(now)
+                if self._complete():
+                    return
+                wake = self._next_wake(now)
+                timeout = None if wake is None else max(0.0, (wake - now) / 1000.0)
+                if getter is None:
+                    getter = asyncio.ensure_future(queue.get())
+                await asyncio.wait({getter}, timeout=timeout)
+                if not getter.done():
+                    continue
+                message, getter = getter.result(), None
+                self._handle(message)
+                while not queue.empty():
+                    self._handle(queue.get_nowait())
+        finally:
+            if getter is not None:
+                getter.cancel()
 
     def _handle(self, message: tuple[str, Any]) -> None:
         kind, value = message
