@@ -31,7 +31,20 @@ both files in a directory, the Windows PATH walk (``''``, then PATHEXT
 Two defs may name the same binary (``byok-opencode`` falls back to ``opencode``). A name
 goes to the first def that claims it as its primary ``bin``, else to the first def that
 lists it as a fallback, so every def's own ``bin`` runs its own fake; the losing claims
-are reported as skipped, as are defs without an emulator.
+are reported as skipped, as are defs without an emulator. Ownership is settled over
+every def given, so ``agents=`` (``--agent``) writes only the names its agents own: the
+same names they get in a full install, never another def's binary.
+
+A user's files are safe (rule USERFILE-FAKES-001). A name in ``DIR`` is written only when
+it is absent or is a shim this installer wrote (:data:`SHIM_MARKER` in the ``#!/bin/sh``
+or ``.cmd`` shim, or in the ``.exe``'s zip ``__main__.py``; the unmarked shims of earlier
+versions are recognised by their shape). Anything else under that name (the user's file,
+a symbolic link, a directory) is left as it is and named in :attr:`InstallReport.kept`
+with the reason. A name is never opened for writing: its bytes go to a new temp file in
+``DIR``, which is then linked in (a new name: never replacing what appeared meanwhile) or
+renamed over the old shim, so no write follows a symbolic link out of ``DIR``. ``DIR``
+itself may be a symbolic link to a directory (a ``~/bin`` kept with one's dotfiles often
+is): the user named it, so it is followed, and only names inside it are guarded.
 """
 
 from __future__ import annotations
@@ -40,8 +53,11 @@ import compileall
 import functools
 import io
 import os
+import re
+import stat
 import string
 import sys
+import tempfile
 import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +69,7 @@ from harness.errors import HarnessError
 
 __all__ = [
     "LAUNCHER_MAX_PATH",
+    "SHIM_MARKER",
     "WINDOWS_LAUNCHERS",
     "FakeEntry",
     "InstallReport",
@@ -75,6 +92,17 @@ WINDOWS_LAUNCHERS: tuple[str, ...] = ("cmd", "exe")
 LAUNCHER_MAX_PATH = 260
 
 _EXE_RULE = "RUN-FAKES-EXE-001"
+_USER_FILES_RULE = "USERFILE-FAKES-001"
+
+#: In every file ``install_fakes`` writes: the proof that it may replace that file later.
+SHIM_MARKER = "fake CLI shim written by harness fakes install"
+#: The largest file inspected for the marker (an ``.exe`` is the launcher plus a small zip).
+_MAX_SHIM_BYTES = 4 * 1024 * 1024
+#: The shims of versions before the marker, by shape (``shim_text`` without its marker line).
+_LEGACY_SHIMS = (
+    re.compile(r'#!/bin/sh\nexec "[^\n]*" -S "[^\n]*_shim\.py" \S+ \S+ "\$@"\n'),
+    re.compile(r'@"[^\r\n]*" -S "[^\r\n]*_shim\.py" \S+ \S+ %\*\r\n'),
+)
 #: The zip entry's timestamp: fixed, so two installs write the same bytes.
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
@@ -94,6 +122,9 @@ class InstallReport:
     written: dict[str, str] = field(default_factory=dict)
     #: human-readable reasons, one per skipped def or name
     skipped: list[str] = field(default_factory=list)
+    #: path -> why it was left as it was: a file this installer did not write, a link
+    #: (USERFILE-FAKES-001). Non-empty means the install is incomplete.
+    kept: dict[str, str] = field(default_factory=dict)
 
 
 def list_fakes() -> list[FakeEntry]:
@@ -137,9 +168,10 @@ def shim_text(agent_id: str, python: str, platform: str) -> str:
     if platform == "win32":
         # cmd.exe expands %VAR% even inside quotes: double every percent sign.
         exe, script = python.replace("%", "%%"), shim.replace("%", "%%")
-        return f'@"{exe}" -S "{script}" {module} {agent_id} %*\r\n'
+        return f'@rem {SHIM_MARKER}\r\n@"{exe}" -S "{script}" {module} {agent_id} %*\r\n'
     return (
-        f'#!/bin/sh\nexec "{_sh_quote(python)}" -S "{_sh_quote(shim)}" {module} {agent_id} "$@"\n'
+        f"#!/bin/sh\n# {SHIM_MARKER}\n"
+        f'exec "{_sh_quote(python)}" -S "{_sh_quote(shim)}" {module} {agent_id} "$@"\n'
     )
 
 
@@ -255,7 +287,7 @@ def launcher_shebang(python: str) -> bytes:
 #: The archive's ``__main__.py``: what ``python -S <shim> <module> <agent>`` would do,
 #: without ``runpy.run_path`` (which imports ``pkgutil``): read, compile, run as __main__.
 _LAUNCHER_MAIN = string.Template(
-    '''"""A fake CLI's entry point (written by harness fakes install): runs the fakes' shim."""
+    '''"""A fake CLI's entry point ($marker): runs the fakes' shim."""
 import os
 import sys
 
@@ -280,6 +312,7 @@ def _launcher_zip(agent_id: str, shim: str) -> bytes:
     """A zip holding only ``__main__.py``, offsets relative to its own first byte."""
     module = _emulator_module(agent_id) or "-"
     source = _LAUNCHER_MAIN.substitute(
+        marker=SHIM_MARKER,
         shim=repr(shim),
         module=repr(module),
         agent=repr(agent_id),
@@ -318,6 +351,117 @@ def _utf16_units(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
+class _NameTaken(Exception):
+    """A name that was absent when inspected was taken before the shim was linked in."""
+
+
+def _owned_file(path: Path, data: bytes) -> bool:
+    """Whether ``data``, read from ``path``, is a shim this installer wrote."""
+    if path.name.lower().endswith(".exe"):
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                main = archive.read("__main__.py").decode("utf-8", "replace")
+        except (zipfile.BadZipFile, KeyError, OSError, ValueError, EOFError):
+            return False
+        # Earlier versions said "(written by harness fakes install)": a part of the marker.
+        return "written by harness fakes install" in main
+    text = data.decode("utf-8", "replace")
+    head = text.split("\n", 2)[:2]
+    if any(SHIM_MARKER in line for line in head):
+        return True
+    return any(pattern.fullmatch(text) for pattern in _LEGACY_SHIMS)
+
+
+#: What :func:`_inspect` says of a free name and of a shim of ours.
+_ABSENT, _OURS = "absent", "ours"
+
+
+def _inspect(path: Path) -> str:
+    """``_ABSENT``, ``_OURS``, or why ``path`` must be left as it is.
+
+    Never follows a symbolic link: the entry itself is looked at (``lstat``) and a regular
+    file is read through a descriptor opened without following one.
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return _ABSENT
+    if stat.S_ISLNK(info.st_mode):
+        return "a symbolic link (not followed)"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    if info.st_size > _MAX_SHIM_BYTES:
+        return "a file harness fakes install did not write"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(_MAX_SHIM_BYTES + 1)
+    except OSError as exc:
+        return f"cannot be read to tell whose it is ({exc.strerror or exc})"
+    if _owned_file(path, data):
+        return _OURS
+    return "a file harness fakes install did not write"
+
+
+def _place(path: Path, data: bytes, mode: int) -> str | None:
+    """Write ``data`` as ``path`` without following a link or replacing a user's file.
+
+    The bytes go to a new temp file beside ``path``; it is linked in when the name is free
+    (``link`` never replaces what is there) or renamed over a shim of ours. Returns why
+    ``path`` was left as it is, or ``None`` once it holds ``data``.
+    """
+    found = _inspect(path)
+    if found not in (_ABSENT, _OURS):
+        return found
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(temp, mode)
+        if found == _OURS:
+            os.replace(temp, path)  # a rename replaces the entry, never writes through it
+        else:
+            _link_new(temp, path)
+    except _NameTaken:
+        return "appeared while installing; left as it was"
+    finally:
+        if os.path.lexists(temp):
+            os.unlink(temp)
+    return None
+
+
+def _link_new(temp: str, path: Path) -> None:
+    """Give the new file ``temp`` the name ``path``, which must still be free."""
+    try:
+        os.link(temp, path, follow_symlinks=False)
+    except FileExistsError:
+        raise _NameTaken from None
+    except (NotImplementedError, OSError):
+        # A file system without hard links: rename, after a last look at the name.
+        if os.path.lexists(path):
+            raise _NameTaken from None
+        os.replace(temp, path)
+
+
+def _owners(
+    defs: Sequence[AgentDef], available: set[str]
+) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Binary name -> the def that owns it, over every def with an emulator, and the
+    losing claims as ``(def id, name)``. Primary bins first, then fallbacks, so no
+    fallback steals another def's own bin."""
+    owners: dict[str, str] = {}
+    lost: list[tuple[str, str]] = []
+    for pass_fallbacks in (False, True):
+        for defn in defs:
+            if defn.id not in available:
+                continue
+            names = defn.fallback_bins if pass_fallbacks else (defn.bin,)
+            for name in names:
+                if owners.setdefault(name, defn.id) != defn.id:
+                    lost.append((defn.id, name))
+    return owners, lost
+
+
 def install_fakes(
     dest: str | os.PathLike[str],
     defs: Sequence[AgentDef],
@@ -329,10 +473,12 @@ def install_fakes(
 ) -> InstallReport:
     """Write a shim per binary name of each def that has an emulator (see module docs).
 
-    On ``win32``, ``launchers`` picks the files per name: ``"cmd"``, ``"exe"`` or both
-    (the default); elsewhere it is not used. An ``.exe`` that cannot be built (see
+    ``agents`` limits the install to the names those agents own in a full install. On
+    ``win32``, ``launchers`` picks the files per name: ``"cmd"``, ``"exe"`` or both (the
+    default); elsewhere it is not used. An ``.exe`` that cannot be built (see
     :func:`exe_launcher`; or a path past the launcher's ``MAX_PATH``) is reported in
-    ``skipped`` and the ``.cmd`` still written when asked for.
+    ``skipped`` and the ``.cmd`` still written when asked for. A name held by anything
+    but a shim of ours is left as it is and reported in ``kept`` (USERFILE-FAKES-001).
     """
     kinds = tuple(dict.fromkeys(launchers))
     if not kinds or any(k not in WINDOWS_LAUNCHERS for k in kinds):
@@ -343,27 +489,30 @@ def install_fakes(
     wanted = set(agents) if agents is not None else None
     available = {e.agent_id for e in list_fakes()}
     chosen = [d for d in defs if wanted is None or d.id in wanted]
+    chosen_ids = {d.id for d in chosen}
     report = InstallReport()
-    owners: dict[str, str] = {}
-    # Primary bins first, then fallbacks, so no fallback steals another def's own bin.
-    for pass_fallbacks in (False, True):
-        for defn in chosen:
-            if defn.id not in available:
-                continue
-            names = defn.fallback_bins if pass_fallbacks else (defn.bin,)
-            for name in names:
-                owner = owners.get(name)
-                if owner is None:
-                    owners[name] = defn.id
-                elif owner != defn.id:
-                    report.skipped.append(
-                        f"{defn.id}: binary {name!r} already installed for {owner!r}"
-                    )
+    all_owners, lost = _owners(defs, available)
+    for agent_id, name in lost:
+        owner = all_owners[name]
+        if agent_id in chosen_ids:
+            how = "already installed for" if owner in chosen_ids else "not selected: it belongs to"
+            report.skipped.append(f"{agent_id}: binary {name!r} {how} {owner!r}")
+    owners = {name: owner for name, owner in all_owners.items() if owner in chosen_ids}
     for defn in chosen:
         if defn.id not in available:
             report.skipped.append(f"{defn.id}: no fake emulator for this agent")
     root = Path(dest)
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HarnessError(
+            f"cannot install the fakes into {str(root)!r}: {exc.strerror or exc}",
+            rule=_USER_FILES_RULE,
+        ) from None
+    if not root.is_dir():
+        raise HarnessError(
+            f"cannot install the fakes into {str(root)!r}: not a directory", rule=_USER_FILES_RULE
+        )
     exe = python or sys.executable
     windows = platform == "win32"
     head: bytes | None = None
@@ -373,12 +522,10 @@ def install_fakes(
         except HarnessError as exc:
             report.skipped.append(f".exe launchers: not written: {exc.message}")
     for name, agent_id in owners.items():
+        files: list[tuple[Path, bytes, int]] = []
         if not windows or "cmd" in kinds:
-            path = root / shim_name(name, platform)
-            path.write_text(shim_text(agent_id, exe, platform), encoding="utf-8", newline="")
-            if not windows:
-                path.chmod(0o755)
-            report.written[str(path)] = agent_id
+            text = shim_text(agent_id, exe, platform)
+            files.append((root / shim_name(name, platform), text.encode("utf-8"), 0o755))
         if head is not None:
             path = root / f"{name}.exe"
             where = os.path.abspath(path)
@@ -388,7 +535,18 @@ def install_fakes(
                     f"{agent_id}: {where!r}: not written: longer than the launcher's "
                     f"MAX_PATH ({LAUNCHER_MAX_PATH - 1} characters)"
                 )
-                continue
-            path.write_bytes(head + _launcher_zip(agent_id, _shim_path()))
-            report.written[str(path)] = agent_id
+            else:
+                files.append((path, head + _launcher_zip(agent_id, _shim_path()), 0o755))
+        for path, data, mode in files:
+            try:
+                why = _place(path, data, mode)
+            except OSError as exc:
+                raise HarnessError(
+                    f"cannot write the fake CLI shim {str(path)!r}: {exc.strerror or exc}",
+                    rule=_USER_FILES_RULE,
+                ) from None
+            if why is None:
+                report.written[str(path)] = agent_id
+            else:
+                report.kept[str(path)] = why
     return report

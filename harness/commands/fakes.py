@@ -1,4 +1,9 @@
-"""``harness fakes install DIR`` and ``harness fakes list``."""
+"""``harness fakes install DIR`` and ``harness fakes list``.
+
+``install`` exits 0 when every name was written, 1 when a name was left to a file it
+did not write or to a symbolic link (each such path is named on stderr with the reason,
+and under ``"kept"`` with ``--json``), 2 for bad usage (rule USERFILE-FAKES-001).
+"""
 
 from __future__ import annotations
 
@@ -41,18 +46,24 @@ def _install(args: argparse.Namespace, out: TextIO) -> int:
             raise UnknownAgentError(missing[0], sorted(known))
     launchers = WINDOWS_LAUNCHER_CHOICES[args.windows_launcher]
     report = install_fakes(args.dir, defs, agents=args.agent or None, launchers=launchers)
+    # USERFILE-FAKES-001: a name left to the user's file is not a fake: the install is
+    # incomplete, so it is named with its reason and the exit code says so.
+    status = 1 if report.kept else 0
     if args.json:
-        out.write(
-            json.dumps({"written": report.written, "skipped": report.skipped}, ensure_ascii=False)
-            + "\n"
-        )
-        return 0
+        data = {"written": report.written, "skipped": report.skipped, "kept": report.kept}
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        return status
     for path, agent_id in sorted(report.written.items()):
         out.write(f"{agent_id:<18} {path}\n")
     for reason in report.skipped:
         print(f"harness: skipped: {reason}", file=sys.stderr)
-    out.write(f"{len(report.written)} shims written to {args.dir}\n")
-    return 0
+    for path, why in sorted(report.kept.items()):
+        print(f"harness: kept {path}: {why}; not overwritten", file=sys.stderr)
+    summary = f"{len(report.written)} shims written to {args.dir}"
+    if report.kept:
+        summary += f"; {len(report.kept)} existing files kept as they were (named above)"
+    out.write(summary + "\n")
+    return status
 
 
 def _list(args: argparse.Namespace, out: TextIO) -> int:

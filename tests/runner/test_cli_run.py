@@ -13,7 +13,13 @@ import pytest
 import fake_clis
 from harness.cli import main
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
-from harness.fakes_install import install_fakes, list_fakes, shim_name, shim_text
+from harness.fakes_install import (
+    SHIM_MARKER,
+    install_fakes,
+    list_fakes,
+    shim_name,
+    shim_text,
+)
 
 
 @pytest.fixture
@@ -163,14 +169,15 @@ def test_bad_usage_exits_2(
 def test_shim_text_per_platform() -> None:
     shim = os.path.join(os.path.dirname(os.path.abspath(fake_clis.__file__)), "_shim.py")
     assert shim_text("claude", "/opt/py 3/bin/python", "linux") == (
-        f'#!/bin/sh\nexec "/opt/py 3/bin/python" -S "{shim}" fake_clis.claude_stream claude "$@"\n'
+        f"#!/bin/sh\n# {SHIM_MARKER}\n"
+        f'exec "/opt/py 3/bin/python" -S "{shim}" fake_clis.claude_stream claude "$@"\n'
     )
     # sh would expand $, ` and \\ inside double quotes.
-    assert shim_text("x", '/a$b`c\\d"e', "darwin").splitlines()[1] == (
+    assert shim_text("x", '/a$b`c\\d"e', "darwin").splitlines()[2] == (
         f'exec "/a\\$b\\`c\\\\d\\"e" -S "{shim}" - x "$@"'
     )
     assert shim_text("qwen", r"C:\Py 3%\python.exe", "win32") == (
-        f'@"C:\\Py 3%%\\python.exe" -S "{shim}" fake_clis.plain qwen %*\r\n'
+        f'@rem {SHIM_MARKER}\r\n@"C:\\Py 3%%\\python.exe" -S "{shim}" fake_clis.plain qwen %*\r\n'
     )
     assert shim_name("claude", "win32") == "claude.cmd" and shim_name("claude", "linux") == "claude"
 

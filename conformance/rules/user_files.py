@@ -1,0 +1,37 @@
+"""Rules for the user's files: what ``harness fakes install`` and a recording may replace.
+
+Enforced by ``harness/fakes_install.py``, ``harness/commands/fakes.py``, ``harness/record.py``
+(:class:`~harness.record.RunRecorder`) and ``harness/commands/record.py``; tested in
+``tests/fakes_install/`` and ``tests/recording/test_user_files.py``.
+"""
+
+from __future__ import annotations
+
+from conformance.rules import Rule, Tier
+
+__all__ = ["RULES"]
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        id="USERFILE-FAKES-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "harness fakes install writes a name only when it is free or holds a shim it "
+            "marked as its own, through a temp file linked or renamed into DIR, never "
+            "following a symbolic link; every other name is left as it is and named with "
+            "the reason, and the command then exits 1."
+        ),
+        citation="design §Reliability",
+        formats=(),
+    ),
+    Rule(
+        id="USERFILE-FAKES-002",
+        tier=Tier.MANDATORY,
+        statement=(
+            "harness fakes install --agent ID writes exactly the names ID gets in a full "
+            "install, never another def's binary."
+        ),
+        citation="design §Reliability",
+        formats=(),
+    ),
+)
