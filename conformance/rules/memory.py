@@ -1,0 +1,30 @@
+"""Rules of bounded memory: plain runs, and the files ``harness parse`` / ``harness replay`` read.
+
+Enforced by :mod:`harness.streams.plain`, :mod:`harness.commands.parse` and
+:mod:`harness.replay`; tests in ``tests/streams/test_plain_bound.py`` and ``tests/memory/``
+(the latter measure a child process's peak RSS on inputs of tens of MB).
+"""
+
+from __future__ import annotations
+
+from conformance.rules import Rule, Tier
+
+RULES = (
+    Rule(
+        "PLAIN-TEXT-BOUND-001",
+        Tier.MANDATORY,
+        "Plain stdout is delivered as it arrives and never held: one text_delta carries the "
+        "text of at most 64 KiB of stdout, cut at fixed stdout offsets whatever the reads.",
+        "design §Reliability",
+        ("plain",),
+    ),
+    Rule(
+        "PLAIN-ARTIFACT-BOUND-001",
+        Tier.MANDATORY,
+        "For artifact extraction the plain parser holds at most 8 Mi characters, dropping only "
+        "text that cannot change the extraction; an <artifact> it could not hold ends in one "
+        "ARTIFACT_TEXT_LIMIT error event, never a partial extraction.",
+        "design §Reliability",
+        ("plain",),
+    ),
+)
