@@ -116,6 +116,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="where --conversation keeps sessions (default: the per-user state dir)",
     )
     run.add_argument("--record", metavar="FILE", help="record the run to FILE (format v1)")
+    run.add_argument("--force", action="store_true", help="--record may replace an existing FILE")
 
     fakes = sub.add_parser("fakes", help="install or list the fake CLIs")
     fakes_sub = fakes.add_subparsers(dest="fakes_command", metavar="ACTION")
@@ -152,6 +153,7 @@ def _build_parser() -> argparse.ArgumentParser:
         choices=("completed", "failed", "cancelled"),
         help="how the run should end (default: completed); pinned in the recording",
     )
+    record.add_argument("--force", action="store_true", help="replace an existing --out FILE")
     record.add_argument("--json", action="store_true", help="one JSON object per line")
     record.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ARGS")
 

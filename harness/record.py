@@ -33,10 +33,12 @@ import base64
 import binascii
 import contextlib
 import enum
+import errno
 import json
 import math
 import os
 import signal as _signal
+import stat
 import sys
 import tempfile
 from collections import deque
@@ -51,10 +53,10 @@ from harness.scrub import (
     DEFAULT_MAX_HOLD,
     Scrubber,
     StreamScrubber,
-    is_secret_name,
     restore_bytes,
     restore_text,
 )
+from harness.secrets import secret_values
 
 if TYPE_CHECKING:
     from harness.runner.types import RunError
@@ -77,6 +79,7 @@ __all__ = [
     "format_recording",
     "load_recording",
     "parse_recording",
+    "path_spellings",
     "recorded_env_names",
     "restore_paths",
     "set_expectation",
@@ -308,7 +311,8 @@ class RecordingWriter:
 
     ``header`` carries the run's real argv and env; the writer scrubs both and uses
     the env's secret values to redact the data (:class:`~harness.scrub.Scrubber`).
-    ``cwd``/``home``/``tmp`` become placeholders. Every method returns zero or more
+    ``cwd``/``home``/``tmp`` become placeholders; each may list several spellings of its
+    directory (:func:`path_spellings`). Every method returns zero or more
     complete lines (``""`` when a chunk is held back).
     """
 
@@ -316,9 +320,9 @@ class RecordingWriter:
         self,
         header: RecordingHeader,
         *,
-        cwd: str | None = None,
-        home: str | None = None,
-        tmp: str | None = None,
+        cwd: str | Sequence[str] | None = None,
+        home: str | Sequence[str] | None = None,
+        tmp: str | Sequence[str] | None = None,
         secrets: Iterable[str] = (),
         max_hold: int = DEFAULT_MAX_HOLD,
         max_queue: int = DEFAULT_MAX_QUEUE,
@@ -444,12 +448,21 @@ class RecordedFile:
 class RunRecorder:
     """A runner tap (:class:`harness.runner.WireTap`) that writes a recording as the run goes.
 
-    ``out`` is an open text stream, or a path opened (truncated) only when the process
-    is spawned: a run refused before the spawn leaves an existing file untouched and
-    creates none (rule RECORD-PARTIAL-001). Lines reach the file as soon as the writer
-    releases them and the file is flushed after each, so a run that dies half-way, or a
-    harness interrupted by SIGINT, leaves every chunk up to the failure on disk (the
-    reader then names the missing exit line).
+    ``out`` is an open text stream, or a path opened only when the process is spawned:
+    a run refused before the spawn leaves an existing file untouched and creates none
+    (rule RECORD-PARTIAL-001). Lines reach the file as soon as the writer releases them
+    and the file is flushed after each, so a run that dies half-way, or a harness
+    interrupted by SIGINT, leaves every chunk up to the failure on disk (the reader then
+    names the missing exit line).
+
+    A path is never truncated (rule USERFILE-RECORD-002). A new one is created
+    exclusively. An existing one (or a symbolic link in its place) is replaced only with
+    ``replace=True``, and then whole: the lines go to a temp file beside it
+    (``.<name>.<random>.partial``) that is renamed over it when the process exits or the
+    recorder is closed, so a harness killed mid-run leaves the old file as it was. With
+    ``replace=False`` an existing file is left alone: nothing is written and
+    :attr:`error` says why. When writing fails half-way through a replacement, the old
+    file is kept and :attr:`partial` names the temp file holding what was written.
 
     The header keeps only the env names :func:`recorded_env_names` lists for the def
     plus ``env_names`` (what the caller set for this run, e.g. a request's
@@ -480,6 +493,7 @@ class RunRecorder:
         created: str | None = None,
         expect: Expectation | None = None,
         env_names: Iterable[str] = (),
+        replace: bool = True,
     ) -> None:
         if isinstance(out, (str, os.PathLike)):
             self.path: Path | None = Path(out)
@@ -496,6 +510,11 @@ class RunRecorder:
         self._created = created
         self._expect = expect
         self._env_names = frozenset(n.upper() for n in env_names)
+        self._replace = replace
+        #: The temp file an existing recording is being replaced through.
+        self._pending: Path | None = None
+        #: Files this recorder wrote: it may start them over (a second spawn).
+        self._mine: set[Path] = set()
         self._writer: RecordingWriter | None = None
         #: The process was spawned and the header written (or attempted).
         self.started = False
@@ -511,6 +530,8 @@ class RunRecorder:
         self.previous: list[RecordedFile] = []
         #: Why the continuing process was not recorded, when it was not.
         self.continuation_error: str | None = None
+        #: Where an unfinished replacement was left when writing failed (the old file kept).
+        self.partial: Path | None = None
 
     def spawned(
         self,
@@ -536,21 +557,61 @@ class RunRecorder:
             header = replace(header, expect=self._expect)
         home = self._home or env.get("HOME") or env.get("USERPROFILE")
         # seed 001 §11: a secret never reaches the file, even when its name was not kept.
-        env_secrets = [v for k, v in env.items() if is_secret_name(k)]
+        env_secrets = secret_values(env)
         self._writer = RecordingWriter(
             header,
-            cwd=self._cwd,
-            home=home,
-            tmp=self._tmp,
+            cwd=path_spellings(self._cwd),
+            home=path_spellings(home),
+            tmp=path_spellings(self._tmp, env.get("TMPDIR")),
             secrets=(*self._secrets, *secrets, *env_secrets),
         )
-        if self.path is not None and self._out is None:
+        if self.path is not None and self._out is None and self.error is None:
+            self._open(self.path)
+        self._emit(self._writer.header_line())
+
+    def _open(self, path: Path) -> None:
+        """Open ``path`` for this process's recording without truncating anything."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        try:
             try:
-                self._out = self.path.open("w", encoding="utf-8", newline="\n")
+                fd = os.open(path, flags, 0o666)  # O_EXCL: never through a link either
+            except FileExistsError:
+                if not (self._replace or path in self._mine):
+                    raise FileExistsError(
+                        errno.EEXIST, "it already exists; not replaced", str(path)
+                    ) from None
+                fd, temp = tempfile.mkstemp(
+                    dir=path.parent, prefix=f".{path.name}.", suffix=".partial"
+                )
+                self._pending = Path(temp)
+                with contextlib.suppress(OSError):
+                    old = os.lstat(path)
+                    if stat.S_ISREG(old.st_mode):
+                        os.chmod(temp, stat.S_IMODE(old.st_mode))
+            self._out = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        except OSError as exc:
+            self.error = exc
+            return
+        self._mine.add(path)
+
+    def _finish(self) -> None:
+        """Close the file; a replacement takes the old file's place now (whole)."""
+        out, self._out = self._out, None
+        if out is not None:
+            try:
+                out.close()
+            except OSError as exc:
+                self.error = self.error or exc
+        pending, self._pending = self._pending, None
+        if pending is None or self.path is None:
+            return
+        if self.error is None:
+            try:
+                os.replace(pending, self.path)
+                return
             except OSError as exc:
                 self.error = exc
-                return
-        self._emit(self._writer.header_line())
+        self.partial = pending  # the old file stays; what this run wrote is here
 
     def continued(
         self,
@@ -591,6 +652,8 @@ class RunRecorder:
         self._out = None
         self.error = None
         self.spawned(defn, argv, env, secrets=secrets)
+        if isinstance(self.error, FileExistsError):
+            self.continuation_error = f"{self.path} already exists and was not replaced"
 
     def data(self, direction: str, data: bytes, t_ms: float) -> None:
         if self._writer is not None and data:
@@ -600,6 +663,8 @@ class RunRecorder:
     def exited(self, code: int | None, signal: int | None, duration_ms: float) -> None:
         if self._writer is not None:
             self._emit(self._writer.exit(code, signal, duration_ms))
+            if self.path is not None:
+                self._finish()
             self.complete = self.error is None
 
     def _restart(self) -> None:
@@ -607,23 +672,22 @@ class RunRecorder:
         self.lines = 0
         self.chunks = {d.value: 0 for d in Direction}
         self._writer = None
+        if self.path is not None:
+            self._finish()  # spawned() starts the file over (it is this recorder's)
+            return
         if self._out is None or self.error is not None:
             return
         try:
-            if self.path is not None:
-                self._out.close()
-                self._out = None  # reopened (truncated) by spawned()
-            else:
-                self._out.seek(0)
-                self._out.truncate()
+            self._out.seek(0)
+            self._out.truncate()
         except (OSError, ValueError) as exc:
             self.error = exc if isinstance(exc, OSError) else OSError(str(exc))
 
     def close(self) -> None:
-        """Close the file this recorder opened (a stream given as ``out`` stays open)."""
-        if self.path is not None and self._out is not None:
-            with contextlib.suppress(OSError):
-                self._out.close()
+        """Close the file this recorder opened (a stream given as ``out`` stays open); a
+        replacement takes the old file's place with what was written so far."""
+        if self.path is not None:
+            self._finish()
 
     def _emit(self, text: str) -> None:
         if not text or self._out is None or self.error is not None:
@@ -852,6 +916,21 @@ def load_recording(path: str | Path) -> Recording:
 # -- placeholders ----------------------------------------------------------------------------------
 
 
+def path_spellings(*paths: str | None) -> tuple[str, ...]:
+    """Each absolute path as given and as resolved through symlinks (``os.path.realpath``),
+    without repeats: a CLI that prints ``os.getcwd()`` under a symlinked ``--cwd`` (macOS's
+    ``/tmp`` is ``/private/tmp``) writes the resolved one (rule RECORD-PATHS-REAL-001)."""
+    out: list[str] = []
+    for path in paths:
+        if not path:
+            continue
+        spellings = [path]
+        if os.path.isabs(path):
+            spellings.append(os.path.realpath(path))
+        out.extend(s for s in spellings if s not in out)
+    return tuple(out)
+
+
 def restore_paths(recording: Recording, *, cwd: str, home: str, tmp: str) -> Recording:
     """The recording with ``{cwd}``, ``{home}``, ``{tmp}`` replaced by these directories in
     argv, env values and every chunk (rule RECORD-PATHS-001). Restoring twice is refused:
@@ -881,4 +960,14 @@ def set_expectation(path: str | Path, expect: Expectation) -> None:
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         raise RecordingError(str(target), 1, "the first line is not a recording header")
     header["expect"] = expect.to_json()
-    target.write_text(_dumps(header) + sep + rest, encoding="utf-8", newline="\n")
+    # Written beside the file and renamed over it: a crash leaves the old file whole.
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(_dumps(header) + sep + rest)
+        with contextlib.suppress(OSError):
+            os.chmod(temp, stat.S_IMODE(os.stat(target).st_mode))
+        os.replace(temp, target)
+    finally:
+        if os.path.lexists(temp):
+            os.unlink(temp)

@@ -34,4 +34,28 @@ RULES: tuple[Rule, ...] = (
         citation="design §Reliability",
         formats=(),
     ),
+    Rule(
+        id="USERFILE-RECORD-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "harness run --record, harness record --out and harness live run --record stop "
+            "with exit 2 and one line naming the file, before anything is spawned, when the "
+            "file or a sibling the run would also write (<name>.continued<ext>, a later "
+            "turn's file) already exists, unless --force is given."
+        ),
+        citation="design §Reliability",
+        formats=(),
+    ),
+    Rule(
+        id="USERFILE-RECORD-002",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A recorder never truncates a file: a new one is created exclusively, an existing "
+            "one is replaced only when allowed and then whole, through a temp file renamed "
+            "over it at the exit or on close, so a harness that dies mid-run leaves the old "
+            "file and a failed write keeps it and names the temp file."
+        ),
+        citation="design §Reliability",
+        formats=(),
+    ),
 )

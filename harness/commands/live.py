@@ -2,9 +2,11 @@
 
 * ``harness live recipes`` — validate every recipe, one line each;
 * ``harness live install [ID...]`` — the pinned CLIs into the cache dir (idempotent);
-* ``harness live run ID --scenario S [--transport T] [--record FILE] [--json]`` — the real
-  CLI against the scripted model server, events printed as they come, then the server's
-  request log summary;
+* ``harness live run ID --scenario S [--transport T] [--record FILE [--force]] [--json]`` —
+  the real CLI against the scripted model server, events printed as they come, then the
+  server's request log summary. ``--record`` stops before anything runs when FILE, or a
+  file the run would also write (``<stem>.turnN<ext>``, ``<name>.continued<ext>``),
+  already exists, unless ``--force`` (then each is replaced whole; USERFILE-RECORD-001);
 * ``harness live diff ID --scenario S [--transport T]`` — the differential check of one
   case (real vs fake), one verdict line per LIVE rule.
 """
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 from collections import Counter
 from pathlib import Path
@@ -45,6 +48,7 @@ def add_live_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
         p.add_argument("--json", action="store_true", help="one JSON object per line")
         if name == "run":
             p.add_argument("--record", metavar="FILE", help="record the real run (format v1)")
+            p.add_argument("--force", action="store_true", help="--record may replace files")
             p.add_argument("--fake", action="store_true", help="run the fake instead")
 
 
@@ -101,11 +105,33 @@ def _print_event(out: TextIO, as_json: bool) -> object:
     return on_event
 
 
+def _check_record(raw: str, force: bool) -> None:
+    """USERFILE-RECORD-001: refuse, before anything runs, to replace FILE or a file the
+    recording of a multi-turn or continued run writes beside it, unless ``force``."""
+    from harness.commands.record import RecordOutputError, check_out_path
+
+    target = check_out_path(raw, force=force)
+    if force:
+        return
+    stem, suffix = target.path.stem, target.path.suffix
+    turns = target.path.parent.glob(f"{glob.escape(stem)}.turn*{glob.escape(suffix)}")
+    # harness.live.session names turn N > 1 <stem>.turnN<suffix>.
+    taken = sorted(
+        str(p) for p in turns if p.name[len(stem) + 5 : len(p.name) - len(suffix)].isdigit()
+    )
+    if taken:
+        raise RecordOutputError(
+            taken[0], "it already exists and a later turn is recorded there; pass --force"
+        )
+
+
 def _run(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO) -> int:
     from harness.defs.types import AgentDef
     from harness.live.session import LiveUnavailable, run_live
 
     assert isinstance(defn, AgentDef)
+    if args.record and not args.fake:
+        _check_record(args.record, bool(args.force))
     try:
         run = run_live(
             defn,

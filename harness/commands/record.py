@@ -6,7 +6,7 @@ two-way session, the CLI's stdout and stderr), scrubbed as they are written (des
 §Recordings, seed 001 §11).
 
 ``harness record --agent ID --out FILE [--prompt TEXT | --prompt-file PATH] [--cwd DIR]
-[--transport T] [--cli-version V] [--expect completed|failed|cancelled] [--json]
+[--transport T] [--cli-version V] [--expect completed|failed|cancelled] [--force] [--json]
 -- CMD ARGS…`` runs any command (a real CLI the user launches by hand, with the args
 they chose) as ``RunRequest(argv_override=[CMD, *ARGS])``: the def still decides the
 prompt delivery, the parser or the two-way session and the launch env (rule
@@ -18,13 +18,19 @@ exit line), a second one stops at once (the file keeps every chunk so far).
 
 Exit codes: 0 when the run ended as expected (``--expect``, default ``completed``) and
 the recording is complete; 1 otherwise; 2 for bad usage (unknown agent id, no ``--``
-or no CMD, an ``--out`` that cannot be written); 130 when interrupted.
+or no CMD, an ``--out`` that cannot be written or already exists); 130 when interrupted.
 
 The output file (rule RECORD-PARTIAL-001) is checked before anything runs, without
-touching an existing file, and is opened (truncated) only when the process has been
-spawned: a run refused before the spawn writes no file and says so. From the spawn on
-it is written line by line and flushed, so a run that fails, crashes or is interrupted
-keeps every chunk up to that point (the reader names the missing exit line).
+touching an existing file, and is opened only when the process has been spawned: a run
+refused before the spawn writes no file and says so. From the spawn on it is written
+line by line and flushed, so a run that fails, crashes or is interrupted keeps every
+chunk up to that point (the reader names the missing exit line).
+
+A recording never replaces a file silently (rule USERFILE-RECORD-001): when the file, or
+the ``<name>.continued<ext>`` a run continued in a new process would also write
+(:func:`harness.record.continuation_path`), already exists, the command stops before
+anything runs, naming it, unless ``--force`` is given; the file is then replaced whole
+when the run ends (:class:`harness.record.RunRecorder`, ``replace=True``).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -93,6 +100,8 @@ class RecordTarget:
     path: Path
     #: The file existed before this run (it is left untouched when nothing is spawned).
     existed: bool
+    #: ``--force``: an existing file (and its continuation sibling) may be replaced.
+    force: bool = False
 
     def recorder(
         self,
@@ -124,15 +133,20 @@ class RecordTarget:
             created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             expect=expect,
             env_names=env_names,
+            replace=self.force,
         )
 
 
-def check_out_path(raw: str) -> RecordTarget:
-    """Fail before anything runs when ``raw`` cannot be written (RECORD-CLI-001).
+def check_out_path(raw: str, *, force: bool = False) -> RecordTarget:
+    """Fail before anything runs when ``raw`` cannot be written (RECORD-CLI-001), or when
+    it or its continuation sibling already exists and ``force`` is not set
+    (USERFILE-RECORD-001).
 
-    An existing file is opened for append and closed (its bytes and mtime unchanged);
-    a new one is created and removed again, so a refused run leaves nothing behind.
+    Nothing at ``raw`` is opened: a temp file is created in its directory and removed
+    again, so a refused run leaves nothing behind and an existing file is not touched.
     """
+    from harness.record import continuation_path
+
     if not raw:
         raise RecordOutputError(raw, "the path is empty")
     path = Path(raw)
@@ -141,16 +155,25 @@ def check_out_path(raw: str) -> RecordTarget:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise RecordOutputError(raw, f"the directory {str(parent)!r} does not exist")
-    existed = path.exists()
+    existed = os.path.lexists(path)
+    if not force:
+        if existed:
+            raise RecordOutputError(raw, "it already exists; pass --force to replace it")
+        sibling = continuation_path(path)
+        if os.path.lexists(sibling):
+            raise RecordOutputError(
+                str(sibling),
+                "it already exists and a run continued in a new process is recorded there; "
+                "pass --force to replace it",
+            )
     try:
-        with path.open("a", encoding="utf-8"):
-            pass
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".probe")
     except OSError as exc:
         raise RecordOutputError(raw, exc.strerror or str(exc)) from exc
-    if not existed:
-        with contextlib.suppress(OSError):
-            path.unlink()
-    return RecordTarget(path, existed)
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return RecordTarget(path, existed, force)
 
 
 def recording_line(recorder: RunRecorder, result: RunResult) -> str:
@@ -163,6 +186,13 @@ def recording_line(recorder: RunRecorder, result: RunResult) -> str:
     counts = ", ".join(f"{d} {n}" for d, n in recorder.chunks.items())
     if recorder.error is not None:
         problem = recorder.error.strerror or str(recorder.error)
+        if recorder.partial is not None:
+            return (
+                f"recording: {path} kept as it was; this run's incomplete recording is "
+                f"{recorder.partial} ({problem}); chunks: {counts}"
+            )
+        if recorder.lines == 0:
+            return f"recording: none written to {path} ({problem})"
         return f"recording: {path} is incomplete ({problem}); chunks: {counts}"
     state = "complete" if recorder.complete else "incomplete (no exit line)"
     line = f"recording: {path} {state}, {recorder.lines} lines; chunks: {counts}"
@@ -184,6 +214,7 @@ def recording_json(recorder: RunRecorder) -> dict[str, Any]:
         "lines": recorder.lines,
         "chunks": dict(recorder.chunks),
         "error": None if recorder.error is None else str(recorder.error),
+        "partial": None if recorder.partial is None else str(recorder.partial),
     }
 
 
@@ -267,7 +298,7 @@ def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
 
     defn = get_agent_def(args.agent, load_defs(args))
     command = _command(args)
-    target = check_out_path(args.out)
+    target = check_out_path(args.out, force=bool(getattr(args, "force", False)))
     prompt = _prompt(args)
     cwd = os.path.abspath(args.cwd or os.getcwd())
     if not os.path.isdir(cwd):

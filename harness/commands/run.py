@@ -111,7 +111,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     layer = _adapter_layer_fields(args)
     # --record (RECORD-PARTIAL-001): the file is checked before anything runs.
     record_to = getattr(args, "record", None)
-    target = check_out_path(record_to) if record_to else None
+    force = bool(getattr(args, "force", False))
+    target = check_out_path(record_to, force=force) if record_to else None
 
     def show(event: Event) -> None:
         if args.json:

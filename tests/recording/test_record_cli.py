@@ -329,9 +329,10 @@ def test_a_run_refused_before_spawn_writes_no_file(
     assert code == 1
     assert not out.exists()
     assert "none written, the run was refused before spawn (RUN_CWD_INVALID" in printed
-    # An existing recording is left as it was.
+    # An existing recording is left as it was, even when --force allowed replacing it.
     out.write_text("old recording\n", encoding="utf-8")
-    code = main(["run", "qwen", "--fake", "--record", str(out), "--cwd", str(missing_cwd)])
+    argv = ["run", "qwen", "--fake", "--record", str(out), "--force", "--cwd", str(missing_cwd)]
+    code = main(argv)
     assert code == 1
     assert out.read_text(encoding="utf-8") == "old recording\n"
     assert "left unchanged" in capsys.readouterr().out
@@ -428,7 +429,8 @@ def test_harness_record_exit_code_follows_the_expectation(world: FakeWorld, tmp_
     assert summary["status"] == "failed" and summary["expected"] == "completed"
     assert summary["complete"] is True and summary["exit_code"] == 7
     assert "RUN_EXIT_NONZERO" in failing.stderr
-    expected = _run_cli(world, [*base, "--expect", "failed", "--", "qwen"], scenario="exit_code")
+    again = [*base, "--force", "--expect", "failed", "--", "qwen"]
+    expected = _run_cli(world, again, scenario="exit_code")
     assert expected.returncode == 0, expected.stderr
     header = load_recording(out).header
     assert header.cli_version == "9.9.9-test"
