@@ -53,10 +53,10 @@ from harness.scrub import (
     DEFAULT_MAX_HOLD,
     Scrubber,
     StreamScrubber,
+    is_secret_name,
     restore_bytes,
     restore_text,
 )
-from harness.secrets import secret_values
 
 if TYPE_CHECKING:
     from harness.runner.types import RunError
@@ -79,7 +79,6 @@ __all__ = [
     "format_recording",
     "load_recording",
     "parse_recording",
-    "path_spellings",
     "recorded_env_names",
     "restore_paths",
     "set_expectation",
@@ -311,8 +310,7 @@ class RecordingWriter:
 
     ``header`` carries the run's real argv and env; the writer scrubs both and uses
     the env's secret values to redact the data (:class:`~harness.scrub.Scrubber`).
-    ``cwd``/``home``/``tmp`` become placeholders; each may list several spellings of its
-    directory (:func:`path_spellings`). Every method returns zero or more
+    ``cwd``/``home``/``tmp`` become placeholders. Every method returns zero or more
     complete lines (``""`` when a chunk is held back).
     """
 
@@ -320,9 +318,9 @@ class RecordingWriter:
         self,
         header: RecordingHeader,
         *,
-        cwd: str | Sequence[str] | None = None,
-        home: str | Sequence[str] | None = None,
-        tmp: str | Sequence[str] | None = None,
+        cwd: str | None = None,
+        home: str | None = None,
+        tmp: str | None = None,
         secrets: Iterable[str] = (),
         max_hold: int = DEFAULT_MAX_HOLD,
         max_queue: int = DEFAULT_MAX_QUEUE,
@@ -557,12 +555,12 @@ class RunRecorder:
             header = replace(header, expect=self._expect)
         home = self._home or env.get("HOME") or env.get("USERPROFILE")
         # seed 001 §11: a secret never reaches the file, even when its name was not kept.
-        env_secrets = secret_values(env)
+        env_secrets = [v for k, v in env.items() if is_secret_name(k)]
         self._writer = RecordingWriter(
             header,
-            cwd=path_spellings(self._cwd),
-            home=path_spellings(home),
-            tmp=path_spellings(self._tmp, env.get("TMPDIR")),
+            cwd=self._cwd,
+            home=home,
+            tmp=self._tmp,
             secrets=(*self._secrets, *secrets, *env_secrets),
         )
         if self.path is not None and self._out is None and self.error is None:
@@ -914,21 +912,6 @@ def load_recording(path: str | Path) -> Recording:
 
 
 # -- placeholders ----------------------------------------------------------------------------------
-
-
-def path_spellings(*paths: str | None) -> tuple[str, ...]:
-    """Each absolute path as given and as resolved through symlinks (``os.path.realpath``),
-    without repeats: a CLI that prints ``os.getcwd()`` under a symlinked ``--cwd`` (macOS's
-    ``/tmp`` is ``/private/tmp``) writes the resolved one (rule RECORD-PATHS-REAL-001)."""
-    out: list[str] = []
-    for path in paths:
-        if not path:
-            continue
-        spellings = [path]
-        if os.path.isabs(path):
-            spellings.append(os.path.realpath(path))
-        out.extend(s for s in spellings if s not in out)
-    return tuple(out)
 
 
 def restore_paths(recording: Recording, *, cwd: str, home: str, tmp: str) -> Recording:
