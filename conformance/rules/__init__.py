@@ -40,7 +40,8 @@ class Rule:
     #: The normative sentence, one line.
     statement: str
     #: e.g. ``"seed 002 §7.5"``, ``"ref §2.1.3"`` (reference/open-design-behaviour.md),
-    #: ``"wire §A.0"`` (reference/wire-formats-and-anchors.md) or ``"design §Recordings"``.
+    #: ``"wire §A.0"`` (reference/wire-formats-and-anchors.md) or ``"design §Recordings"``;
+    #: each cited section is restated under an anchor of ``docs/spec/`` (:attr:`links`).
     citation: str
     #: Stream formats the rule applies to; ``("*",)`` = every format, ``()`` = def-level.
     formats: tuple[str, ...] = ("*",)
@@ -59,6 +60,15 @@ class Rule:
                 f"rule {self.id}: citation {self.citation!r} must start with "
                 "'seed 000 §', 'seed 001 §', 'seed 002 §', 'ref §', 'wire §' or 'design §'"
             )
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        """Where the citation points, repository-relative: ``docs/spec/<file>.md#<anchor>``
+        per cited section (see :func:`conformance.rules.spec.resolve`); raises
+        :class:`~conformance.rules.spec.CitationError` for a citation no section can hold."""
+        from conformance.rules.spec import resolve
+
+        return resolve(self.citation)
 
 
 _CATALOG: dict[str, Rule] | None = None
