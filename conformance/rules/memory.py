@@ -27,4 +27,11 @@ RULES = (
         "design §Reliability",
         ("plain",),
     ),
+    Rule(
+        "PARSE-MEMORY-001",
+        Tier.MANDATORY,
+        "harness parse reads its capture in 64 KiB chunks (or --chunk) and holds only what its "
+        "output needs, so a 200 MB capture stays under 100 MiB of peak RSS.",
+        "design §Reliability",
+    ),
 )

@@ -18,6 +18,14 @@ How a capture is fed (each step is a rule of ``conformance/rules/capture.py``):
   truncated last frame exactly as it would live. ``chunk_size`` splits every
   fed line further; the result does not depend on it. Bytes that are not UTF-8
   reach the session as U+FFFD (the sessions decode with ``replace`` anyway).
+* **Bounded memory** (PARSE-MEMORY-001). The capture may be given as an
+  iterable of chunks (a file read 64 KiB at a time) and ``on_event`` takes the
+  events as they come instead of :attr:`CaptureReplay.events`, so nothing grows
+  with the capture. A line is held whole only up to :data:`HELD_LINE_BYTES`;
+  a longer one streams through to the session as it is read (it is too long to
+  be a response whose id needs rewriting, and the session applies its own
+  limit to it). :func:`capture_values` gives ``synthesize_request`` the first
+  :data:`VALUES_PER_KIND` values of each kind, which hold the handshake it reads.
 * **Timeless.** A capture carries no timing, so every call gets ``now_ms=0``
   and ``tick`` is never called: deadlines a session asks for (``SetDeadline``)
   are reported in ``controls`` and never expire. Durations in events are 0.
@@ -60,10 +68,11 @@ seed 001 §6 / ref §2.8 require live); deadlines never expire (see "Timeless").
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -82,8 +91,10 @@ from harness.streams.base import js_trim
 from harness.streams.decoder import Line, LineDecoder
 
 __all__ = [
+    "HELD_LINE_BYTES",
     "MISSING",
     "NOT_JSON",
+    "VALUES_PER_KIND",
     "CaptureError",
     "CaptureLine",
     "CaptureReplay",
@@ -94,6 +105,7 @@ __all__ = [
     "IdRewrite",
     "PendingRequest",
     "ReplayAdapter",
+    "capture_values",
     "compare_frames",
     "id_key",
     "normalize_frame_values",
@@ -104,6 +116,11 @@ __all__ = [
 
 #: A JSON-RPC or pi request id as the wire carries it.
 RequestId = int | str
+
+#: A capture line longer than this streams through to the session instead of being held.
+HELD_LINE_BYTES = 4 * 1024 * 1024
+#: How many values of each kind :func:`capture_values` keeps.
+VALUES_PER_KIND = 64
 
 
 class CaptureError(HarnessError):
@@ -209,6 +226,44 @@ def split_capture(data: bytes) -> list[CaptureLine]:
         assert isinstance(item, Line)  # nothing is longer than the whole capture
         lines.append(CaptureLine(number, item.text, not item.unterminated, _loads(item.text)))
     return lines
+
+
+def _kind(value: Any) -> str:
+    if not isinstance(value, dict):
+        return "non-object"
+    if isinstance(value.get("method"), str):
+        return f"method {value['method']}"
+    if isinstance(value.get("type"), str):
+        return f"type {value['type']}"
+    return "id" if "id" in value else "object"
+
+
+def capture_values(chunks: Iterable[bytes], per_kind: int = VALUES_PER_KIND) -> list[Any]:
+    """The JSON values of a capture read in chunks, in order, keeping the first ``per_kind``
+    of each kind (a ``method``, a ``type``, a response, other): what
+    :meth:`ReplayAdapter.synthesize_request` reads (the handshake) in bounded memory.
+    Lines that are not JSON, and lines over :data:`HELD_LINE_BYTES`, are left out."""
+    decoder = LineDecoder(max_line_bytes=HELD_LINE_BYTES)
+    counts: dict[str, int] = {}
+    values: list[Any] = []
+
+    def take(items: Iterable[Any]) -> None:
+        for item in items:
+            if not isinstance(item, Line):
+                continue
+            value = _loads(item.text)
+            if value is NOT_JSON:
+                continue
+            kind = _kind(value)
+            seen = counts.get(kind, 0)
+            if seen < per_kind:
+                counts[kind] = seen + 1
+                values.append(value)
+
+    for chunk in chunks:
+        take(decoder.feed(chunk))
+    take(decoder.finish())
+    return values
 
 
 def parse_host_input(data: bytes) -> list[Any]:
@@ -580,22 +635,49 @@ class _Matcher:
         return None
 
 
+class _LongLine:
+    """A line past :data:`HELD_LINE_BYTES`, streamed: decoded as it comes (U+FFFD for bad
+    bytes, as a whole-line decode would), one trailing CR held back (the framing strips it)."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._cr = False
+        #: The line's first bytes, decoded (what a remaining line is reported as).
+        self.head = ""
+
+    def piece(self, data: bytes) -> bytes:
+        if self._cr:
+            data = b"\r" + data
+        self._cr = data.endswith(b"\r")
+        if self._cr:
+            data = data[:-1]
+        text = self._decoder.decode(data)
+        if len(self.head) < 80:
+            self.head += text[: 80 - len(self.head)]
+        return text.encode("utf-8")
+
+    def end(self) -> bytes:
+        return self._decoder.decode(b"", final=True).encode("utf-8")
+
+
 def replay_capture(
     session: TwoWaySession,
     request: SessionRequest,
-    cli_output: bytes,
+    cli_output: bytes | Iterable[bytes],
     adapter: ReplayAdapter,
     *,
     host_frames: Sequence[Any] | None = None,
     chunk_size: int | None = None,
     request_source: str = "synthesized",
+    on_event: Callable[[Event], None] | None = None,
 ) -> CaptureReplay:
     """Run ``session`` against ``cli_output`` (what the CLI wrote) and report what it did.
 
-    ``host_frames`` (what the recorded client wrote to stdin, parsed) enables
-    kind-aware id matching and the frame comparison. Raises only what
-    ``session.start`` raises for a request it cannot send (a typed
-    :class:`~harness.errors.HarnessError`).
+    ``cli_output`` is the capture, whole or as chunks in order. ``host_frames`` (what the
+    recorded client wrote to stdin, parsed) enables kind-aware id matching and the frame
+    comparison. ``on_event`` receives the events as they come; they are then not kept on
+    the result. Raises only what ``session.start`` raises for a request it cannot send (a
+    typed :class:`~harness.errors.HarnessError`).
     """
     if chunk_size is not None and chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size!r}")
@@ -609,7 +691,11 @@ def replay_capture(
     now = 0.0
 
     def absorb(actions: Actions) -> None:
-        result.events.extend(actions.events)
+        if on_event is None:
+            result.events.extend(actions.events)
+        else:
+            for event in actions.events:
+                on_event(event)
         result.controls.extend(actions.controls)
         for frame in actions.frames:
             parsed = _parse_frame(frame)
@@ -618,30 +704,82 @@ def replay_capture(
         if result.finished is None and actions.finished is not None:
             result.finished = actions.finished
 
-    def feed(payload: bytes, call: Callable[[bytes, float], Actions]) -> None:
+    def feed(payload: bytes) -> None:
         size = chunk_size or len(payload) or 1
         for start in range(0, len(payload), size):
-            absorb(call(payload[start : start + size], now))
+            absorb(session.receive(payload[start : start + size], now))
 
-    absorb(session.start(request, now))
     remaining: list[str] = []
-    for line in split_capture(cli_output):
+    number = 0
+
+    def line(raw: bytes, terminated: bool) -> None:
+        nonlocal number
+        number += 1
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        text = raw.decode("utf-8", "replace")
         if result.finished is not None:
             # CAPTURE-TURNS-001: replayed up to the end of the first turn; the rest is reported.
-            if js_trim(line.text):
-                remaining.append(line.text)
-            continue
-        text = line.text
-        response = adapter.captured_response(line.value) if line.value is not NOT_JSON else None
-        if response is not None and isinstance(line.value, dict):
-            new_id = matcher.replayed_id(response, line.number)
+            if js_trim(text):
+                remaining.append(text)
+            return
+        value = _loads(text)
+        response = adapter.captured_response(value) if value is not NOT_JSON else None
+        if response is not None and isinstance(value, dict):
+            new_id = matcher.replayed_id(response, number)
             if new_id is not None:
-                text = _dumps(adapter.with_response_id(line.value, new_id))
-        payload = text.encode("utf-8")
-        if line.terminated:
-            payload += b"\n"
-        feed(payload, session.receive)
+                text = _dumps(adapter.with_response_id(value, new_id))
+        feed(text.encode("utf-8") + (b"\n" if terminated else b""))
         result.lines_consumed += 1
+
+    held = bytearray()
+    long: _LongLine | None = None
+    #: Whether the long line being streamed goes to the session (it began before the end).
+    long_fed = False
+
+    def partial(data: bytes) -> None:
+        nonlocal long, long_fed
+        if long is None:
+            held.extend(data)
+            if len(held) <= HELD_LINE_BYTES:
+                return
+            long, long_fed = _LongLine(), result.finished is None
+            data = bytes(held)
+            held.clear()
+        piece = long.piece(data)
+        if long_fed and piece:
+            feed(piece)
+
+    def line_end(terminated: bool) -> None:
+        nonlocal long, long_fed, number
+        if long is None:
+            raw = bytes(held)
+            held.clear()
+            line(raw, terminated)
+            return
+        number += 1
+        tail = long.end()
+        if long_fed:
+            feed(tail + (b"\n" if terminated else b""))
+            result.lines_consumed += 1
+        elif js_trim(long.head):
+            remaining.append(long.head)
+        long, long_fed = None, False
+
+    absorb(session.start(request, now))
+    for chunk in [cli_output] if isinstance(cli_output, (bytes, bytearray)) else cli_output:
+        start = 0
+        while True:
+            newline = chunk.find(b"\n", start)
+            if newline == -1:
+                if start < len(chunk):
+                    partial(chunk[start:])
+                break
+            partial(chunk[start:newline])
+            line_end(True)
+            start = newline + 1
+    if held or long is not None:
+        line_end(False)
     if result.finished is None:
         absorb(session.end_of_output(now))
     result.remaining_lines = tuple(remaining)
