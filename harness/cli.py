@@ -205,6 +205,11 @@ def _build_parser() -> argparse.ArgumentParser:
     mcp_plan.add_argument("--projects-root", metavar="DIR", help="managed projects root")
     mcp_plan.add_argument("--agent-version", metavar="V", help="the agent's detected version")
     mcp_plan.add_argument("--json", action="store_true", help="one JSON object")
+    mcp_restore = mcp_sub.add_parser(
+        "restore", help="put back the files a killed run left injected in DIR (its journal)"
+    )
+    mcp_restore.add_argument("dir", metavar="DIR", help="the project directory")
+    mcp_restore.add_argument("--json", action="store_true", help="one JSON object")
 
     # seed 001 §14: no option may name the package, the profile or a destination.
     dsh = sub.add_parser("dsh", help="DeepSeek Harness: install the pinned open-design profile")

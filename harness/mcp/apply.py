@@ -13,13 +13,17 @@ Every operation re-proves on the real filesystem what the pure plan proved lexic
 4. an existing ``.mcp.json`` that is a symlink (or not a regular file) is refused, never
    followed or replaced;
 5. the new content goes to a fresh ``O_EXCL | O_NOFOLLOW`` temp file with mode ``0600`` (it
-   holds env values and tokens) and is renamed over the target atomically.
+   holds env values and tokens) and is renamed over the target atomically;
+6. before that, the file's original bytes (or absence) and mode are in the directory's restore
+   journal (:mod:`harness.mcp.journal`, SIG-JOURNAL-001), so a harness killed outright loses
+   nothing: the next run there, or ``harness mcp restore DIR``, puts the file back.
 
 On a platform without ``dir_fd`` support (Windows) steps 3-5 use paths, with the same checks.
 A refusal raises :class:`McpApplyError` naming the path and the rule; nothing is written.
 
-:func:`restore_injection` undoes an :func:`apply_injection` (the previous file comes back, or
-the created one is removed) under the same checks.
+:func:`restore_injection` undoes an :func:`apply_injection` (the previous file comes back with
+its mode, or the created one is removed) under the same checks, and drops the run's journal
+entries; a file another live run still holds stays until that run ends (SIG-JOURNAL-003).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from harness.errors import HarnessError
+from harness.mcp import journal
 from harness.mcp.inject import MCP_JSON_NAME, InjectionPlan, path_strictly_inside
 
 __all__ = ["AppliedInjection", "McpApplyError", "apply_injection", "restore_injection"]
@@ -70,6 +75,10 @@ class AppliedInjection:
     removed: tuple[str, ...] = ()
     #: path -> the bytes that were there before (``None``: no file), for restore.
     previous: Mapping[str, bytes | None] = field(default_factory=dict, repr=False)
+    #: path -> the mode the previous file had (restored with it).
+    modes: Mapping[str, int | None] = field(default_factory=dict)
+    #: path -> this run's restore-journal entries for it (SIG-JOURNAL-001).
+    journaled: Mapping[str, tuple[journal.Entry, ...]] = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -155,7 +164,7 @@ def _read_existing(directory: _Dir) -> bytes | None:
         return handle.read()
 
 
-def _write(target: str, directory: _Dir, content: bytes) -> None:
+def _write(target: str, directory: _Dir, content: bytes, mode: int = 0o600) -> None:
     temp = f"{MCP_JSON_NAME}.{secrets.token_hex(6)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_BINARY
     try:
@@ -167,6 +176,8 @@ def _write(target: str, directory: _Dir, content: bytes) -> None:
         raise McpApplyError(target, f"cannot create a temp file: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
+            if mode != 0o600 and hasattr(os, "fchmod"):
+                os.fchmod(handle.fileno(), stat.S_IMODE(mode))  # a restored file keeps its mode
             handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
@@ -208,43 +219,81 @@ def _remove(target: str, directory: _Dir) -> bool:
     return True
 
 
+def _journal_begin(target: str, directory: _Dir) -> tuple[journal.Entry, ...]:
+    """SIG-JOURNAL-001: the original is journaled (fsync'd) before the file is touched."""
+    try:
+        entries, _ = journal.begin(directory.real, [MCP_JSON_NAME])
+    except journal.JournalError as exc:
+        raise McpApplyError(target, f"restore journal: {exc}") from None
+    return tuple(entries)
+
+
+def _journal_finish(target: str, directory: _Dir, entries: tuple[journal.Entry, ...]) -> None:
+    try:
+        journal.finish(directory.real, entries)
+    except journal.JournalError as exc:
+        raise McpApplyError(target, f"restore journal: {exc}") from None
+
+
 def apply_injection(plan: InjectionPlan) -> AppliedInjection:
     """Write/remove the plan's ``.mcp.json`` under the checks above; return the env overlay.
 
     The env overlay is ``plan.env`` (variables in ``plan.env_untouched`` are not in it: the
-    child inherits them unchanged, seed 002 §8.1).
+    child inherits them unchanged, seed 002 §8.1). When an operation is refused, the ones
+    already done are undone before the error propagates.
     """
+    previous: dict[str, bytes | None] = {}
+    modes: dict[str, int | None] = {}
+    journaled: dict[str, tuple[journal.Entry, ...]] = {}
+    done = AppliedInjection(plan, {}, previous=previous, modes=modes, journaled=journaled)
     written: list[str] = []
     removed: list[str] = []
-    previous: dict[str, bytes | None] = {}
-    for write in plan.writes:
-        with _approved_dir(write.path, plan.managed_root) as directory:
-            _check_existing(write.path, _lstat(directory))
-            previous[write.path] = _read_existing(directory)
-            _write(write.path, directory, write.content.encode("utf-8"))
-        written.append(write.path)
-    for path in plan.removals:
-        with _approved_dir(path, plan.managed_root) as directory:
-            _check_existing(path, _lstat(directory))
-            before = _read_existing(directory)
-            if _remove(path, directory):
-                previous[path] = before
-                removed.append(path)
+    try:
+        for write in plan.writes:
+            with _approved_dir(write.path, plan.managed_root) as directory:
+                _check_existing(write.path, _lstat(directory))
+                entries = _journal_begin(write.path, directory)
+                original = entries[0].original
+                previous[write.path], modes[write.path] = original.content, original.mode
+                journaled[write.path] = entries
+                _write(write.path, directory, write.content.encode("utf-8"))
+            written.append(write.path)
+        for path in plan.removals:
+            with _approved_dir(path, plan.managed_root) as directory:
+                _check_existing(path, _lstat(directory))
+                entries = _journal_begin(path, directory)
+                original = entries[0].original
+                if _remove(path, directory):
+                    previous[path], modes[path] = original.content, original.mode
+                    journaled[path] = entries
+                    removed.append(path)
+                else:
+                    _journal_finish(path, directory, entries)
+    except BaseException:
+        restore_injection(done)
+        raise
     return AppliedInjection(
         plan=plan,
         env=dict(plan.env),
         written=tuple(written),
         removed=tuple(removed),
         previous=previous,
+        modes=modes,
+        journaled=journaled,
     )
 
 
 def restore_injection(applied: AppliedInjection) -> None:
-    """Put every file :func:`apply_injection` touched back as it was (same safety checks)."""
+    """Put every file :func:`apply_injection` touched back as it was, with its mode (same
+    safety checks), and drop the run's journal entries (SIG-JOURNAL-001, SIG-JOURNAL-003)."""
     for path, before in applied.previous.items():
         with _approved_dir(path, applied.plan.managed_root) as directory:
-            if before is None:
+            entries = applied.journaled.get(path)
+            if entries:
+                _journal_finish(path, directory, entries)
+            elif before is None:
                 _remove(path, directory)
             else:
                 _check_existing(path, _lstat(directory))
-                _write(path, directory, before)
+                mode = applied.modes.get(path)
+                _write(path, directory, before, 0o600 if mode is None else mode)

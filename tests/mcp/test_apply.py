@@ -72,8 +72,12 @@ def test_writes_the_planned_file_privately(layout: dict[str, Path]) -> None:
     }
     if os.name == "posix":
         assert stat.S_IMODE(target.stat().st_mode) == 0o600  # holds env values and tokens
-    assert sorted(p.name for p in layout["project"].iterdir()) == [".mcp.json"]  # no temp left
+    # No temp left; the restore journal (SIG-JOURNAL-001) is there until the restore.
+    names = sorted(p.name for p in layout["project"].iterdir())
+    assert names == [".harness-mcp-journal.json", ".mcp.json"]
     assert_no_secret(repr(applied))
+    restore_injection(applied)
+    assert sorted(p.name for p in layout["project"].iterdir()) == []
 
 
 @pytest.mark.rule("MCP-MANAGED-001")
