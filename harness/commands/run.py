@@ -3,7 +3,15 @@
 ``--fake`` installs the fake CLI shims into a temporary directory put first on PATH
 (removing the def's ``<ID>_BIN`` override, which would bypass it) and selects the
 scenario with ``FAKE_CLI_SCENARIO``. Exit code: 0 when the run succeeded, 1 when it
-failed or was cancelled (rule RUN-CLI-001).
+failed or was cancelled (rule RUN-CLI-001), ``128 + N`` when signal N stopped it: 130 for
+SIGINT, 129 for SIGHUP, 143 for SIGTERM (SIG-CANCEL-001).
+
+Signals (SIG-CANCEL-001): SIGINT, SIGTERM and SIGHUP cancel the run by the ``--cancel-after``
+ladder (:class:`harness.runner.engine.CancelOnSignals`); the injected MCP files are put back,
+the fakes' temp dir is removed, the events so far and the summary are printed, a ``--record``
+file ends with its exit line, and no traceback is shown. A harness killed outright (``kill
+-9``) leaves a restore journal the next run in the same directory, or ``harness mcp restore
+DIR``, applies (:mod:`harness.mcp.journal`).
 
 The adapter layer (seed 002 §8.1 / §8.4, seed 000 §4): ``--mcp-config FILE`` and
 ``--tool-bundle FILE`` hand MCP servers to the agent by its def's strategy (``.mcp.json`` only
@@ -24,7 +32,7 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.commands import load_defs
 from harness.commands.record import (
@@ -35,6 +43,9 @@ from harness.commands.record import (
     recording_line,
 )
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from harness.runner.engine import CancelOnSignals
 
 __all__ = ["DEFAULT_FAKE_PROMPT", "cmd_run", "format_summary"]
 
@@ -92,6 +103,23 @@ def format_summary(result: object) -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    from harness.runner.engine import CancelOnSignals
+
+    # SIG-CANCEL-001: from here on a signal cancels the run (or, before it, stops it from
+    # starting) and every cleanup below still runs.
+    with CancelOnSignals() as signals:
+        code = _run(args, out, signals)
+    if signals.exit_code is not None:
+        print(
+            f"harness: {signals.name} received: the run was cancelled, its process tree "
+            "reaped and its injected files restored",
+            file=sys.stderr,
+        )
+        return signals.exit_code
+    return code
+
+
+def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int:
     from harness.defs.registry import get_agent_def
     from harness.defs.types import ResumeStyle
     from harness.events import Event
@@ -107,6 +135,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         raise HarnessError("--cancel-after must be >= 0 seconds")
     prompt = _prompt(args)
     cwd = args.cwd or os.getcwd()
+    _recover_journal(cwd)
     env = dict(os.environ)
     layer = _adapter_layer_fields(args)
     # --record (RECORD-PARTIAL-001): the file is checked before anything runs.
@@ -162,6 +191,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
         async def main() -> object:
             cancel = asyncio.Event()
+            signals.bind(cancel)
             if args.cancel_after is not None:
                 asyncio.get_running_loop().call_later(args.cancel_after, cancel.set)
             if getattr(args, "conversation", None):
@@ -204,6 +234,18 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         print(f"harness: error: {recording_line(recorder, result)}", file=sys.stderr)
         return 1
     return 0 if result.succeeded else 1
+
+
+def _recover_journal(cwd: str) -> None:
+    """SIG-JOURNAL-002: files a killed run left injected in ``cwd`` come back before this run
+    (a journal held by a harness still running is left to it)."""
+    from harness.mcp.journal import JOURNAL_NAME, recover
+
+    if not os.path.isfile(os.path.join(cwd, JOURNAL_NAME)):
+        return
+    report = recover(cwd)  # a journal that cannot be read stops the run, naming it
+    for path in (*report.restored, *report.removed):
+        print(f"harness: restored {path} as it was before an interrupted run", file=sys.stderr)
 
 
 def _adapter_layer_fields(args: argparse.Namespace) -> dict[str, Any]:

@@ -38,7 +38,8 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.errors import HarnessError
+from harness.errors import BadInputError, HarnessError
+from harness.inputs import check_json_depth
 
 __all__ = [
     "KNOWN_FIELDS",
@@ -50,6 +51,7 @@ __all__ = [
     "load_mcp_config",
     "parse_mcp_config",
     "parse_server_entries",
+    "read_json_file",
     "redact_url",
 ]
 
@@ -407,6 +409,16 @@ def parse_mcp_config(data: Any, *, source: str = "<mcp config>") -> tuple[McpSer
 def load_mcp_config(path: str | os.PathLike[str]) -> tuple[McpServerConfig, ...]:
     """Read and parse an MCP config file; unreadable or malformed -> :class:`McpConfigError`."""
     source = os.fspath(path)
+    return parse_mcp_config(read_json_file(source), source=source)
+
+
+def read_json_file(path: str | os.PathLike[str]) -> Any:
+    """The JSON document of an MCP config or tool bundle file (UTF-8, BOM allowed).
+
+    Unreadable, not UTF-8, nested too deep or not JSON -> :class:`McpConfigError` (the message
+    never quotes the file, MCP-SECRET-001).
+    """
+    source = os.fspath(path)
     try:
         with open(source, "rb") as handle:
             raw = handle.read()
@@ -417,10 +429,15 @@ def load_mcp_config(path: str | os.PathLike[str]) -> tuple[McpServerConfig, ...]
     except UnicodeDecodeError:
         raise McpConfigError(source, None, None, "is not UTF-8") from None
     try:
-        data = json.loads(text)
+        check_json_depth(text, source)
+    except BadInputError as exc:
+        # json and the validators recurse once per level (CLIERR-JSON-DEPTH-001).
+        problem = f"{exc.problem} (line {exc.line} column {exc.column})"
+        raise McpConfigError(source, None, None, problem) from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         # exc.msg/lineno/colno only: str(exc) is safe too, but the doc excerpt is not wanted.
         raise McpConfigError(
             source, None, None, f"is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
-    return parse_mcp_config(data, source=source)

@@ -57,11 +57,13 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from types import FrameType, TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 from harness.defs.types import AgentDef, ResumeStyle
@@ -100,7 +102,9 @@ from harness.runner.types import (
 from harness.streams import StreamParser
 
 __all__ = [
+    "CANCEL_SIGNALS",
     "TURN_BOOKKEEPING_FORMATS",
+    "CancelOnSignals",
     "ContinuingTap",
     "OnEvent",
     "WireTap",
@@ -1013,6 +1017,86 @@ async def run_agent_async(
     order. Cancelling the awaiting task kills and reaps the tree first.
     """
     return await _Run(request, on_event, cancel, tap).execute()
+
+
+#: The signals that cancel a run started by a command (SIG-CANCEL-001): the terminal's
+#: interrupt, a polite kill, a closed terminal (Windows: Ctrl-C and Ctrl-Break).
+CANCEL_SIGNALS: tuple[int, ...] = tuple(
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")
+    if hasattr(signal, name)
+)
+
+
+class CancelOnSignals:
+    """Turn SIGINT / SIGTERM / SIGHUP into the run's cancel (SIG-CANCEL-001).
+
+    A context manager around a command's whole run: while it is open these signals no
+    longer raise ``KeyboardInterrupt`` or end the process; the first one is remembered in
+    :attr:`received` and sets the event handed to :meth:`bind`, so the run stops by the
+    ``--cancel-after`` ladder (protocol cancel, grace, close stdin, terminate, kill), its
+    cleanup (injected files, temp dirs) runs, and the caller exits ``128 + signum``. A
+    signal that came before :meth:`bind` sets the event at once. Later signals are counted
+    and change nothing: the ladder is bounded already. Outside the main thread (where
+    Python cannot install handlers) it does nothing.
+    """
+
+    def __init__(self, signals: Sequence[int] = CANCEL_SIGNALS) -> None:
+        self.signals = tuple(signals)
+        self.received: int | None = None
+        self.count = 0
+        self._previous: dict[int, Any] = {}
+        self._target: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+
+    def __enter__(self) -> CancelOnSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.signals:
+                self._previous[signum] = signal.signal(signum, self._on_signal)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._target = None
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
+
+    def bind(self, cancel: asyncio.Event) -> None:
+        """From now on a signal sets ``cancel`` (call it inside the running loop)."""
+        self._target = (asyncio.get_running_loop(), cancel)
+        if self.received is not None:
+            cancel.set()
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        # Runs in the main thread between two bytecodes, possibly inside the loop's own
+        # callbacks: hand the set to the loop instead of touching the event here.
+        self.count += 1
+        if self.received is None:
+            self.received = signum
+        target = self._target
+        if target is not None:
+            loop, cancel = target
+            with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
+                loop.call_soon_threadsafe(cancel.set)
+
+    @property
+    def exit_code(self) -> int | None:
+        """``128 + signum`` once a signal came (SIGINT 130, SIGHUP 129, SIGTERM 143)."""
+        return None if self.received is None else 128 + self.received
+
+    @property
+    def name(self) -> str:
+        """The received signal's name (``SIGTERM``), or ``""``."""
+        if self.received is None:
+            return ""
+        try:
+            return signal.Signals(self.received).name
+        except ValueError:
+            return f"signal {self.received}"
 
 
 def run_agent(

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from harness.cli import main
@@ -38,7 +39,7 @@ from harness.record import (
 from harness.replay import replay_recording
 from harness.runner import RunOutcome, run_agent, run_agent_async
 from harness.scrub import REDACTED
-from tests.runner.conftest import FakeWorld, no_leaked_processes
+from tests.runner.conftest import FakeWorld, leaked_processes, no_leaked_processes
 
 # The runner tests' leak check applies here too (imported fixture, autouse).
 __all__ = ["no_leaked_processes"]
@@ -289,12 +290,8 @@ def _cli_env(world: FakeWorld, scenario: str = "happy") -> dict[str, str]:
     return env
 
 
-@pytest.mark.rule("RECORD-PARTIAL-001")
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a process is POSIX")
-def test_sigint_to_harness_run_keeps_the_chunks_and_leaves_no_exit_line(
-    world: FakeWorld, tmp_path: Path
-) -> None:
-    out = tmp_path / "interrupted.jsonl"
+def _start_hanging_run(world: FakeWorld, out: Path) -> subprocess.Popen[bytes]:
+    """``harness run claude --record OUT`` on a CLI that hangs after some text."""
     project = world.project()
     proc = subprocess.Popen(
         _harness("run", "claude", "--prompt", "hi", "--record", str(out), "--cwd", str(project)),
@@ -302,20 +299,55 @@ def test_sigint_to_harness_run_keeps_the_chunks_and_leaves_no_exit_line(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    _wait_for(out, b"Thinking about it", proc)
+    return proc
+
+
+@pytest.mark.rule("SIG-CANCEL-001", "SIG-RACE-001")
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a process is POSIX")
+def test_sigint_to_harness_run_cancels_it_and_completes_the_recording(
+    world: FakeWorld, tmp_path: Path
+) -> None:
+    """SIGINT runs the cancel ladder (it no longer races a KeyboardInterrupt against the run
+    loop, which could swallow it and leave the run and its CLI going): the recording holds
+    every chunk seen and its exit line, and no traceback is printed."""
+    out = tmp_path / "interrupted.jsonl"
+    proc = _start_hanging_run(world, out)
     try:
-        _wait_for(out, b"Thinking about it", proc)
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
+        stdout, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
     assert proc.returncode == 130, stderr.decode()
-    assert b"interrupted" in stderr and b"no exit line" in stderr
+    assert b"Traceback" not in stderr and b"SIGINT received" in stderr
+    assert b"status:   cancelled" in stdout
+    assert f"recording: {out} complete".encode() in stdout
+    recording = load_recording(out)  # the exit line is there
+    assert recording.header.agent == "claude"
+    assert b"Thinking about it" in recording.stream("stdout")
+
+
+@pytest.mark.rule("RECORD-PARTIAL-001")
+@pytest.mark.skipif(sys.platform == "win32", reason="kill -9 and orphans are POSIX")
+def test_kill_9_of_harness_run_keeps_the_chunks_and_leaves_no_exit_line(
+    world: FakeWorld, tmp_path: Path, no_leaked_processes: str
+) -> None:
+    out = tmp_path / "killed.jsonl"
+    proc = _start_hanging_run(world, out)
+    proc.kill()
+    proc.communicate()
+    # Nothing is left to reap the orphaned CLI after kill -9: stop it here.
+    orphans = leaked_processes(no_leaked_processes, set())
+    for orphan in orphans:
+        orphan.kill()
+    psutil.wait_procs(orphans, timeout=5)
     with pytest.raises(RecordingError, match="no exit line"):
         load_recording(out)
-    first = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
-    assert first["agent"] == "claude"
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["agent"] == "claude"
+    assert any("Thinking about it" in json.loads(line).get("data", "") for line in lines[1:])
 
 
 @pytest.mark.rule("RECORD-PARTIAL-001", "RECORD-CLI-001")

@@ -1,0 +1,40 @@
+"""Bad input to the ``harness`` command: one clear line on stderr, never a traceback."""
+
+from __future__ import annotations
+
+from conformance.rules import Rule, Tier
+
+RULES = (
+    Rule(
+        "CLIERR-ONE-LINE-001",
+        Tier.MANDATORY,
+        "Bad input to any harness command is one 'harness: error:' line on stderr naming what "
+        "was wrong and where, with exit 2; never a traceback.",
+        "design §Reliability",
+        (),
+    ),
+    Rule(
+        "CLIERR-UTF8-001",
+        Tier.MANDATORY,
+        "A prompt file or a command-line argument that is not UTF-8 is refused, naming the file "
+        "with line and column, or the argument's position and option.",
+        "design §Reliability",
+        (),
+    ),
+    Rule(
+        "CLIERR-JSON-DEPTH-001",
+        Tier.MANDATORY,
+        "A profiles, MCP config or tool bundle file nested deeper than the harness's limit is "
+        "refused, naming the file, line and column, before it is parsed.",
+        "design §Reliability",
+        (),
+    ),
+    Rule(
+        "CLIERR-PROFILES-001",
+        Tier.MANDATORY,
+        "A broken profiles file (missing, not JSON, a bad entry) fails only the commands that "
+        "load the defs, naming the file, entry and field; other commands run.",
+        "design §Reliability",
+        (),
+    ),
+)

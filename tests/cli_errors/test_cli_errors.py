@@ -1,0 +1,206 @@
+"""Bad input to the ``harness`` command: one ``harness: error:`` line, exit 2, no traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import harness.commands
+from harness.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+DSH_RUN = ROOT / "tests" / "recording" / "data" / "dsh_run.jsonl"
+DEEP = "[" * 100_000
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run ``harness ARGV``; assert exit 2 and a single error line; return that line."""
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("harness: error: "), err
+    return lines[0]
+
+
+@pytest.fixture
+def no_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARNESS_AGENT_PROFILES", raising=False)
+    monkeypatch.delenv("OD_AGENT_PROFILES_CONFIG", raising=False)
+
+
+# -- structural ---------------------------------------------------------------------------------
+
+
+@pytest.mark.rule("CLIERR-ONE-LINE-001")
+def test_a_genuine_bug_is_not_turned_into_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*_args: object) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(harness.commands, "run_command", broken)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["agents"])
+
+
+@pytest.mark.posix
+@pytest.mark.rule("CLIERR-ONE-LINE-001", "CLIERR-UTF8-001")
+def test_the_command_prints_one_line_for_undecodable_argv_bytes(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "argv", "claude", "--prompt", b"hi\xff"],
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    assert proc.stderr == (
+        b"harness: error: [CLIERR-UTF8-001] argument 4 (the value of --prompt): 'hi\\xff' is "
+        b"not UTF-8 text (character 3); the harness takes UTF-8 text arguments\n"
+    )
+
+
+# -- prompt files -------------------------------------------------------------------------------
+
+
+@pytest.mark.rule("CLIERR-UTF8-001")
+@pytest.mark.parametrize(
+    ("argv", "label"),
+    [
+        (["argv", "claude", "--prompt-file", "{f}"], "--prompt-file {f}"),
+        (["run", "claude", "--fake", "--prompt", "@{f}"], "--prompt @{f}"),
+        (
+            ["record", "--agent", "claude", "--out", "{o}", "--prompt-file", "{f}", "--", "true"],
+            "--prompt-file {f}",
+        ),
+    ],
+)
+def test_a_prompt_file_that_is_not_utf8_names_file_line_and_column(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    no_profiles: None,
+    argv: list[str],
+    label: str,
+) -> None:
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_bytes(b"line one\nna\xefve\n")
+    out = tmp_path / "rec.jsonl"
+    words = [w.format(f=prompt, o=out) for w in argv]
+    line = one_error_line(capsys, words)
+    assert line == (
+        f"harness: error: [CLIERR-UTF8-001] {label.format(f=prompt)}:2:3: is not UTF-8 text "
+        "(byte 0xef: invalid continuation byte)"
+    )
+    assert not out.exists()
+
+
+# -- JSON nested too deep -----------------------------------------------------------------------
+
+
+@pytest.mark.rule("CLIERR-JSON-DEPTH-001")
+@pytest.mark.parametrize(
+    ("argv", "rule"),
+    [
+        (["--profiles", "{f}", "agents"], "PROFILE-VALID-001"),
+        (["argv", "claude", "--mcp-config", "{f}"], "MCP-CONFIG-001"),
+        (["mcp", "plan", "claude", "--mcp-config", "{f}"], "MCP-CONFIG-001"),
+        (["run", "claude", "--fake", "--tool-bundle", "{f}"], "MCP-CONFIG-001"),
+    ],
+)
+def test_deep_json_is_one_line_naming_the_file_line_and_column(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    no_profiles: None,
+    argv: list[str],
+    rule: str,
+) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text(DEEP)
+    line = one_error_line(capsys, [w.format(f=deep) for w in argv])
+    assert line == (
+        f"harness: error: [{rule}] {deep}: JSON nested deeper than 128 levels (line 1 column 129)"
+    )
+
+
+@pytest.mark.rule("CLIERR-JSON-DEPTH-001", "CLIERR-PROFILES-001")
+def test_deep_json_in_the_profiles_env_var_fails_with_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text(DEEP)
+    monkeypatch.setenv("HARNESS_AGENT_PROFILES", str(deep))
+    line = one_error_line(capsys, ["argv", "claude"])
+    assert line.endswith(f"{deep}: JSON nested deeper than 128 levels (line 1 column 129)")
+
+
+# -- a broken profiles file fails only the commands that load the defs --------------------------
+
+
+@pytest.mark.rule("CLIERR-PROFILES-001")
+@pytest.mark.parametrize(
+    "case",
+    [
+        (None, "{f}: cannot read the file: No such file or directory"),
+        ("{bad", "{f}: invalid JSON: "),
+        ('[{"id": "mine", "bogus": 1}]', "{f}: agents[0].bogus: unknown field"),
+    ],
+)
+@pytest.mark.parametrize(
+    "argv",
+    [["agents"], ["argv", "claude"], ["fakes", "install", "{d}"], ["detect", "--agent", "x"]],
+)
+def test_a_broken_profiles_file_fails_the_commands_that_use_it(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    case: tuple[str | None, str],
+    argv: list[str],
+) -> None:
+    content, where = case
+    profiles = tmp_path / "profiles.json"
+    if content is not None:
+        profiles.write_text(content)
+    monkeypatch.setenv("HARNESS_AGENT_PROFILES", str(profiles))
+    line = one_error_line(capsys, [w.format(d=tmp_path / "bin") for w in argv])
+    assert line.startswith(f"harness: error: [PROFILE-VALID-001] {where.format(f=profiles)}")
+    assert not (tmp_path / "bin").exists()
+
+
+@pytest.mark.rule("CLIERR-PROFILES-001")
+def test_every_bad_entry_is_counted_in_the_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    profiles = tmp_path / "profiles.json"
+    profiles.write_text(json.dumps([{"id": "a", "x": 1}, {"id": "ok"}, {"id": "claude"}, 3]))
+    line = one_error_line(capsys, ["--profiles", str(profiles), "agents"])
+    assert f"{profiles}: agents[0].x: unknown field" in line
+    assert line.endswith("; and 2 more problem(s) in this file")
+
+
+@pytest.mark.rule("CLIERR-PROFILES-001")
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["fakes", "list", "--json"],
+        ["parse", "{p}", "--format", "plain"],
+        ["replay", str(DSH_RUN)],
+    ],
+)
+def test_a_broken_profiles_file_leaves_other_commands_alone(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+) -> None:
+    monkeypatch.setenv("HARNESS_AGENT_PROFILES", str(tmp_path / "missing.json"))
+    plain = tmp_path / "out.txt"
+    plain.write_text("hello\n")
+    code = main([w.format(p=plain) for w in argv])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert captured.err == "" and captured.out
