@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from harness import __version__
 from harness.errors import HarnessError
+from harness.inputs import check_argv
 
 __all__ = ["main"]
 
@@ -233,8 +234,15 @@ def _add_adapter_layer_args(cmd: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Bad input (any :class:`HarnessError`) is one ``harness: error:`` line
+    on stderr and exit 2 (CLIERR-ONE-LINE-001); any other exception is a bug and shows as one."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        check_argv(words)
+    except HarnessError as exc:
+        return _usage_error(exc)
     parser = _build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(words)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -243,10 +251,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run_command(args, sys.stdout)
     except HarnessError as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _usage_error(exc)
     except BrokenPipeError:
         return EXIT_OK
+
+
+def _usage_error(exc: HarnessError) -> int:
+    print(f"harness: error: {exc}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def print_json_line(obj: Any, out: TextIO) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "AgentDefError",
+    "BadInputError",
     "DuplicateAgentError",
     "HarnessError",
     "LocalProfileError",
@@ -64,6 +65,7 @@ class LocalProfileError(HarnessError):
         self.path = path
         self.index = index
         self.field = field
+        self.problem = problem
 
 
 class PromptTooLargeError(HarnessError):
@@ -84,3 +86,35 @@ class PromptTooLargeError(HarnessError):
         self.limit = limit
         self.bytes = bytes_
         self.command_line_length = command_line_length
+
+
+class BadInputError(HarnessError):
+    """Input the user handed the harness (a file, an argument) that cannot be used.
+
+    Names the source (a path, or ``argument N``) and, when known, the 1-based line and column
+    and the field; ``problem`` says what was wrong there.
+    """
+
+    code = "BAD_INPUT"
+
+    def __init__(
+        self,
+        source: str,
+        problem: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        field: str | None = None,
+        rule: str | None = None,
+    ) -> None:
+        where = source
+        if line is not None:
+            where += f":{line}" + (f":{column}" if column is not None else "")
+        if field:
+            where += f": {field}"
+        super().__init__(f"{where}: {problem}", rule=rule)
+        self.source = source
+        self.problem = problem
+        self.line = line
+        self.column = column
+        self.field = field

@@ -66,19 +66,23 @@ def test_agents_table_has_a_row_per_def(capsys: pytest.CaptureFixture[str]) -> N
     assert len(lines) == 31
 
 
-@pytest.mark.rule("CLI-AGENTS-001")
-def test_local_profiles_extend_the_list_and_bad_ones_warn(
+@pytest.mark.rule("CLI-AGENTS-001", "CLIERR-PROFILES-001")
+def test_local_profiles_extend_the_list_and_a_bad_one_fails_the_command(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     profiles = tmp_path / "agents.json"
+    profiles.write_text(json.dumps({"agents": [{"id": "zcode", "bin": "zcode"}]}))
+    code, out, err = run_cli(capsys, "--profiles", str(profiles), "agents", "--json")
+    assert code == 0 and err == ""
+    ids = [r["id"] for r in json.loads(out)]
+    assert ids[-1] == "zcode" and len(ids) == 30
     profiles.write_text(
         json.dumps({"agents": [{"id": "zcode", "bin": "zcode"}, {"id": "claude", "bin": "dup"}]})
     )
     code, out, err = run_cli(capsys, "--profiles", str(profiles), "agents", "--json")
-    assert code == 0
-    ids = [r["id"] for r in json.loads(out)]
-    assert ids[-1] == "zcode" and len(ids) == 30
-    assert "agents[1].id" in err and "built-in" in err and "warning" in err
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("harness: error: [PROFILE-VALID-001] ")
+    assert f"{profiles}: agents[1].id" in err and "built-in" in err
 
 
 def _fake_cli(bindir: Path, name: str, body: str) -> None:

@@ -7,20 +7,27 @@ import os
 from typing import TextIO
 
 from harness.defs.types import AgentDef
-from harness.errors import HarnessError
+from harness.errors import HarnessError, LocalProfileError
 
 __all__ = ["load_defs", "run_command"]
 
 
-def load_defs(args: argparse.Namespace, err: TextIO | None = None) -> tuple[AgentDef, ...]:
-    """Built-in defs plus local profiles; each bad profile is reported, none hides a built-in."""
-    import sys
+def load_defs(args: argparse.Namespace) -> tuple[AgentDef, ...]:
+    """Built-in defs plus the local profiles (``--profiles`` or ``$HARNESS_AGENT_PROFILES``).
 
+    Only the commands that use the defs call this, so a broken profiles file fails those and
+    no other (CLIERR-PROFILES-001): the first problem (file, entry, field) is raised, with the
+    count of the others, and ``main`` prints it as one line with exit 2.
+    """
     from harness.defs.registry import load_agent_defs
 
     defs, problems = load_agent_defs(profile_path=getattr(args, "profiles", None), env=os.environ)
-    for problem in problems:
-        print(f"harness: warning: {problem}", file=err or sys.stderr)
+    if problems:
+        first = problems[0]
+        if len(problems) > 1:
+            more = f"{first.problem}; and {len(problems) - 1} more problem(s) in this file"
+            first = LocalProfileError(first.path, first.index, first.field, more)
+        raise first
     return defs
 
 

@@ -264,10 +264,9 @@ def _prompt(args: argparse.Namespace) -> str:
     if args.prompt is not None and args.prompt_file:
         raise HarnessError("harness record: give --prompt or --prompt-file, not both")
     if args.prompt_file:
-        try:
-            return Path(args.prompt_file).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise HarnessError(f"--prompt-file {args.prompt_file}: {exc.strerror}") from exc
+        from harness.inputs import read_text_file
+
+        return read_text_file(args.prompt_file, label=f"--prompt-file {args.prompt_file}")
     return str(args.prompt or "")
 
 

@@ -31,7 +31,6 @@ import os
 import sys
 import tempfile
 import uuid
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.commands import load_defs
@@ -60,11 +59,9 @@ def _prompt(args: argparse.Namespace) -> str:
             return DEFAULT_FAKE_PROMPT
         raise HarnessError("harness run: give --prompt TEXT or --prompt @FILE")
     if raw.startswith("@"):
-        path = raw[1:]
-        try:
-            return Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise HarnessError(f"--prompt @{path}: {exc.strerror or exc}") from exc
+        from harness.inputs import read_text_file
+
+        return read_text_file(raw[1:], label=f"--prompt {raw}")
     return raw
 
 
@@ -252,21 +249,14 @@ def _adapter_layer_fields(args: argparse.Namespace) -> dict[str, Any]:
     """``RunRequest`` fields for ``--mcp-config``, ``--tool-bundle``, ``--sandbox``,
     ``--skill``, ``--projects-root`` and ``--agent-version`` (seed 002 §8.1 / §8.4, seed 000
     §4). The MCP secrets go to ``RunRequest.secrets`` so no output shows them."""
-    from harness.mcp import injection_secrets, load_mcp_config, parse_run_tool_bundle
-    from harness.mcp.servers import McpConfigError
+    from harness.mcp import injection_secrets, load_mcp_config
+    from harness.mcp.bundles import load_run_tool_bundle
 
     fields: dict[str, Any] = {}
     mcp_file = getattr(args, "mcp_config", None)
     servers = load_mcp_config(mcp_file) if mcp_file else ()
     bundle_file = getattr(args, "tool_bundle", None)
-    bundle: tuple[Any, ...] = ()
-    if bundle_file:
-        try:
-            raw = json.loads(Path(bundle_file).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            problem = f"cannot read a JSON bundle: {type(exc).__name__}"
-            raise McpConfigError(bundle_file, None, None, problem) from None
-        bundle = parse_run_tool_bundle(raw, source=bundle_file)
+    bundle = load_run_tool_bundle(bundle_file) if bundle_file else ()
     if servers:
         fields["mcp_config"] = servers
     if bundle:

@@ -45,7 +45,9 @@ Departure from upstream (PROFILE-VALID-001): upstream skips bad entries silently
 console warning) and ignores unknown fields and invalid sub-items. Here every rejected entry
 produces exactly one :class:`~harness.errors.LocalProfileError` (file, entry index, field,
 problem) returned next to the good defs, and an unreadable or malformed file produces exactly
-one error. Bad profiles never hide built-ins or other good profiles.
+one error. Bad profiles never hide built-ins or other good profiles. The ``harness`` command
+still refuses to run a command that loads the defs while the file has a problem: it names the
+first one and exits 2 (CLIERR-PROFILES-001); commands that do not load defs are unaffected.
 
 Other choices, documented: a profile that names its own ``bin`` does not inherit the base's
 ``fallback_bins``, app-bundle paths or node-wrapper lookup (they would launch the base CLI instead
@@ -55,6 +57,7 @@ variables by built-in id).
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
 import math
@@ -72,7 +75,8 @@ from harness.defs.types import (
     ModelOption,
     RuntimeContext,
 )
-from harness.errors import LocalProfileError
+from harness.errors import BadInputError, LocalProfileError
+from harness.inputs import check_json_depth, decode_utf8
 
 __all__ = [
     "DEFAULT_BASE_AGENT",
@@ -162,10 +166,18 @@ def read_local_profiles(
     """
     where = os.fspath(path)
     try:
-        with open(where, encoding="utf-8-sig") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        return [], [LocalProfileError(where, None, None, f"cannot read the file: {exc}")]
+        with open(where, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        problem = f"cannot read the file: {exc.strerror or exc}"
+        return [], [LocalProfileError(where, None, None, problem)]
+    try:
+        text = decode_utf8(data.removeprefix(codecs.BOM_UTF8), where)
+        # json and _find_nul recurse once per level (CLIERR-JSON-DEPTH-001).
+        check_json_depth(text, where)
+    except BadInputError as exc:
+        problem = f"{exc.problem} (line {exc.line} column {exc.column})"
+        return [], [LocalProfileError(where, None, None, problem)]
     try:
         document = json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:

@@ -30,6 +30,7 @@ the enabled persisted servers not overridden by the run: only those need a store
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,7 @@ from harness.mcp.servers import (
     McpServerConfig,
     McpTransport,
     parse_server_entries,
+    read_json_file,
 )
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "BundleRefusedError",
     "DeliveryTarget",
     "RunServerSelection",
+    "load_run_tool_bundle",
     "parse_run_tool_bundle",
     "resolve_servers_for_run",
     "validate_run_tool_bundle",
@@ -159,6 +162,12 @@ def resolve_servers_for_run(
         enabled_servers=tuple(s for s in by_id.values() if s.enabled),
         persisted_token_server_ids=token_ids,
     )
+
+
+def load_run_tool_bundle(path: str | os.PathLike[str]) -> tuple[McpServerConfig, ...]:
+    """A ``--tool-bundle`` file -> its servers; a bad file is one :class:`McpConfigError`."""
+    source = os.fspath(path)
+    return parse_run_tool_bundle(read_json_file(source), source=source)
 
 
 def parse_run_tool_bundle(raw: Any, *, source: str = "request") -> tuple[McpServerConfig, ...]:
