@@ -27,11 +27,22 @@ raw.truncated_bytes               raw.truncated.originalBytes
 artifact.artifact_type            artifact.artifactType
 fabricated_role_marker.message_id fabricated_role_marker.messageId
 ================================  ==========================================
+
+:meth:`to_json` always gives valid, encodable JSON data (rule
+ROBUST-JSONOUT-001): a number that is not finite (``1e999`` on the wire reads
+as ``inf``) becomes ``null``, as JavaScript's ``JSON.stringify`` writes it, and
+a lone surrogate in a string or key becomes U+FFFD. The shared JSON reader
+already keeps surrogates out (:func:`harness.streams.decoder.loads_json`);
+this is the backstop for values built any other way. :func:`event_json_line`
+is the one way to write an event as a line of JSON.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -55,11 +66,99 @@ __all__ = [
     "TurnEnd",
     "Usage",
     "event_from_json",
+    "event_json_line",
     "events_to_json",
+    "json_safe",
 ]
 
 #: Any JSON value (the parsed form of ``json.loads``).
 JsonValue = Any
+
+
+#: A surrogate code point: in a str it can only be a lone one, which UTF-8 cannot hold.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTAINERS = (dict, list, tuple)
+
+
+def _leaf_safe(value: object) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is None
+    return True
+
+
+def _safe_leaf(value: JsonValue) -> JsonValue:
+    if type(value) is float and not math.isfinite(value):
+        return None
+    if type(value) is str:
+        return _SURROGATE.sub("\ufffd", value)
+    return value
+
+
+def _needs_cleaning(value: JsonValue) -> bool:
+    if not isinstance(value, _CONTAINERS):
+        return not _leaf_safe(value)
+    stack: list[JsonValue] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if not _leaf_safe(key):
+                    return True
+                if isinstance(item, _CONTAINERS):
+                    stack.append(item)
+                elif not _leaf_safe(item):
+                    return True
+        else:
+            for item in node:
+                if isinstance(item, _CONTAINERS):
+                    stack.append(item)
+                elif not _leaf_safe(item):
+                    return True
+    return False
+
+
+def _cleaned(value: JsonValue) -> JsonValue:
+    """A copy of ``value`` with non-finite floats as ``None`` and surrogates as U+FFFD."""
+    if not isinstance(value, _CONTAINERS):
+        return _safe_leaf(value)
+    root: dict[JsonValue, JsonValue] | list[JsonValue] = {} if isinstance(value, dict) else []
+    stack: list[tuple[JsonValue, dict[JsonValue, JsonValue] | list[JsonValue]]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in pairs:
+            kept: JsonValue
+            if isinstance(item, _CONTAINERS):
+                kept = {} if isinstance(item, dict) else []
+                stack.append((item, kept))
+            else:
+                kept = _safe_leaf(item)
+            if isinstance(target, dict):
+                target[_safe_leaf(key)] = kept
+            else:
+                target.append(kept)
+    return root
+
+
+def json_safe(value: JsonValue) -> JsonValue:
+    """``value`` as data every JSON writer accepts and every UTF-8 output can hold.
+
+    Non-finite floats become ``None`` (``JSON.stringify`` writes ``null``), lone
+    surrogates U+FFFD, tuples lists. A clean value is returned as is (the
+    common case costs one walk and no copy). Never recurses.
+    """
+    return _cleaned(value) if _needs_cleaning(value) else value
+
+
+def event_json_line(event: Event) -> str:
+    """The event as one line of compact-key JSON (no trailing newline), always valid.
+
+    ``allow_nan=False`` holds by construction: :meth:`_EventBase.to_json` is
+    :func:`json_safe`. Non-ASCII text is written as is.
+    """
+    return json.dumps(event.to_json(), ensure_ascii=False, allow_nan=False)
 
 
 class _EventBase:
@@ -73,7 +172,8 @@ class _EventBase:
             if value is None:
                 continue
             out[f.name] = value
-        return out
+        safe: dict[str, JsonValue] = json_safe(out)
+        return safe
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,7 +230,8 @@ class ToolUse(_EventBase):
         }
         if self.started_at_ms is not None:
             out["started_at_ms"] = self.started_at_ms
-        return out
+        safe: dict[str, JsonValue] = json_safe(out)
+        return safe
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,7 +252,9 @@ class ToolInFlight(_EventBase):
     input: JsonValue
 
     def to_json(self) -> dict[str, JsonValue]:
-        return {"type": self.type, "id": self.id, "name": self.name, "input": self.input}
+        out = {"type": self.type, "id": self.id, "name": self.name, "input": self.input}
+        safe: dict[str, JsonValue] = json_safe(out)
+        return safe
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,12 +265,14 @@ class ToolResult(_EventBase):
     is_error: bool = False
 
     def to_json(self) -> dict[str, JsonValue]:
-        return {
+        out = {
             "type": self.type,
             "tool_use_id": self.tool_use_id,
             "content": self.content,
             "is_error": self.is_error,
         }
+        safe: dict[str, JsonValue] = json_safe(out)
+        return safe
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -51,6 +51,7 @@ from harness.capture.driver import (
 )
 from harness.defs.types import AgentDef
 from harness.errors import HarnessError
+from harness.events import json_safe
 from harness.protocols.base import SessionRequest, TwoWaySession
 
 __all__ = [
@@ -97,6 +98,38 @@ def _string(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+#: Frames are compared to this depth; a deeper value compares as one marker string (the
+#: comparison walks recursively, and no frame a client or CLI sends nests this deep).
+COMPARE_DEPTH = 64
+_TOO_DEEP = f"(nested deeper than {COMPARE_DEPTH} levels)"
+
+
+def comparable(frame: Any) -> Any:
+    """``frame`` made safe to compare and report: :func:`~harness.events.json_safe`
+    values, and nesting cut at :data:`COMPARE_DEPTH` (iteratively; never recurses)."""
+    frame = json_safe(frame)
+    if not isinstance(frame, (dict, list)):
+        return frame
+    root: dict[Any, Any] | list[Any] = {} if isinstance(frame, dict) else []
+    stack: list[tuple[Any, dict[Any, Any] | list[Any], int]] = [(frame, root, 1)]
+    while stack:
+        source, target, depth = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in pairs:
+            kept: Any = item
+            if isinstance(item, (dict, list)):
+                if depth >= COMPARE_DEPTH:
+                    kept = _TOO_DEEP
+                else:
+                    kept = {} if isinstance(item, dict) else []
+                    stack.append((item, kept, depth + 1))
+            if isinstance(target, dict):
+                target[key] = kept
+            else:
+                target.append(kept)
+    return root
+
+
 class CaptureAdapter:
     """Base: the session class to build, and defaults shared by the formats."""
 
@@ -114,7 +147,7 @@ class CaptureAdapter:
         ``host_frames`` (what the recorded client wrote) lets a format pick the session's
         mode the recording shows (ACP: the continuing session of a ``_session/continue``).
         """
-        return self._build(defn, self.session_options(host_frames or ()))
+        return self._build(defn, self.session_options(json_safe(list(host_frames or ()))))
 
     def session_options(self, host_frames: Sequence[Any]) -> dict[str, Any]:
         """Constructor options the recorded client's frames imply (none by default)."""
@@ -157,20 +190,38 @@ class CaptureAdapter:
         return False
 
     def normalize_frame(self, frame: Any) -> Any:
+        """The frame as compared: :func:`comparable`, then the format's normalizer."""
+        return self._normalize(comparable(frame))
+
+    def _normalize(self, frame: Any) -> Any:
         return normalize_frame_values(frame, drop_top_level=("id",))
 
     # -- the request ----------------------------------------------------------------------
 
     def synthesize_request(self, values: Sequence[Any]) -> SessionRequest:
-        """The request for a capture replayed without host input (CAPTURE-SYNTH-001)."""
-        return SessionRequest(prompt=PLACEHOLDER_PROMPT, cwd=PLACEHOLDER_CWD)
+        """The request for a capture replayed without host input (CAPTURE-SYNTH-001).
+
+        The values are read through :func:`~harness.events.json_safe` first, so no
+        request field carries a lone surrogate or a non-finite number
+        (ROBUST-SURROGATE-001); a field of the wrong type is ignored, never raised on
+        (ROBUST-WRONGTYPE-001).
+        """
+        return self._synthesize(json_safe(list(values)))
 
     def host_request(self, frames: Sequence[Any]) -> SessionRequest:
         """The request the recorded client made, from its stdin (CAPTURE-HOSTINPUT-001).
 
-        Every built-in adapter overrides this; a format without one reports it as a
-        typed error rather than a bare NotImplementedError.
+        Read through :func:`~harness.events.json_safe` like :meth:`synthesize_request`;
+        unusable input raises :class:`HostInputError`.
         """
+        return self._host(json_safe(list(frames)))
+
+    def _synthesize(self, values: Sequence[Any]) -> SessionRequest:
+        return SessionRequest(prompt=PLACEHOLDER_PROMPT, cwd=PLACEHOLDER_CWD)
+
+    def _host(self, frames: Sequence[Any]) -> SessionRequest:
+        # Every built-in adapter overrides this; a format without one reports it as a
+        # typed error rather than a bare NotImplementedError.
         raise HostInputError(
             f"--host-input is not supported for {self.stream_format}", rule="CAPTURE-HOSTINPUT-001"
         )
@@ -201,7 +252,7 @@ class _JsonRpcAdapter(CaptureAdapter):
             return None
         rid = value.get("id")
         # An error with id null could not say which request failed: nothing to match.
-        return CapturedResponse(rid) if _is_id(rid) else None
+        return CapturedResponse(json_safe(rid)) if _is_id(rid) else None
 
     @staticmethod
     def _responses(values: Sequence[Any]) -> list[dict[str, Any]]:
@@ -232,7 +283,7 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
     session_target = "harness.protocols.acp:AcpSession"
 
     def _starts_turn(self, frame: Any) -> bool:
-        return isinstance(frame, dict) and frame.get("method") in _ACP_TURN_METHODS
+        return isinstance(frame, dict) and _string(frame.get("method")) in _ACP_TURN_METHODS
 
     def session_options(self, host_frames: Sequence[Any]) -> dict[str, Any]:
         """seed 000 §12: a recording of the process that continued an interrupted turn
@@ -254,7 +305,7 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
             return {}
         return {"continuing": ContinuationEvidence(durable, cursor)}
 
-    def synthesize_request(self, values: Sequence[Any]) -> SessionRequest:
+    def _synthesize(self, values: Sequence[Any]) -> SessionRequest:
         responses = self._responses(values)
         resume: str | None = None
         if len(responses) >= 2 and "error" not in responses[1]:
@@ -297,7 +348,7 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
                 return _string(option.get("currentValue"))
         return None
 
-    def host_request(self, frames: Sequence[Any]) -> SessionRequest:
+    def _host(self, frames: Sequence[Any]) -> SessionRequest:
         from harness.protocols.acp import MODEL_CONFIG_IDS
 
         prompts = self._requests(frames, "session/prompt")
@@ -349,7 +400,7 @@ class AppServerCaptureAdapter(_JsonRpcAdapter):
     def _starts_turn(self, frame: Any) -> bool:
         return isinstance(frame, dict) and frame.get("method") == "turn/start"
 
-    def synthesize_request(self, values: Sequence[Any]) -> SessionRequest:
+    def _synthesize(self, values: Sequence[Any]) -> SessionRequest:
         objects = _objects(values)
         started = any(v.get("method") == "thread/started" for v in objects)
         resume: str | None = None
@@ -366,7 +417,7 @@ class AppServerCaptureAdapter(_JsonRpcAdapter):
             prompt=PLACEHOLDER_PROMPT, cwd=PLACEHOLDER_CWD, resume_session_id=resume
         )
 
-    def host_request(self, frames: Sequence[Any]) -> SessionRequest:
+    def _host(self, frames: Sequence[Any]) -> SessionRequest:
         turns = self._requests(frames, "turn/start")
         if not turns:
             raise self._missing("turn/start request")
@@ -454,12 +505,12 @@ class PiCaptureAdapter(CaptureAdapter):
         command = value.get("command")
         if rid is not None and not _is_id(rid):
             return None
-        return CapturedResponse(rid, command if isinstance(command, str) else None)
+        return CapturedResponse(json_safe(rid), command if isinstance(command, str) else None)
 
     def _starts_turn(self, frame: Any) -> bool:
         return isinstance(frame, dict) and frame.get("type") == "prompt"
 
-    def synthesize_request(self, values: Sequence[Any]) -> SessionRequest:
+    def _synthesize(self, values: Sequence[Any]) -> SessionRequest:
         resume: str | None = None
         for value in _objects(values):
             if value.get("type") != "response":
@@ -473,7 +524,7 @@ class PiCaptureAdapter(CaptureAdapter):
             prompt=PLACEHOLDER_PROMPT, cwd=PLACEHOLDER_CWD, resume_session_id=resume
         )
 
-    def host_request(self, frames: Sequence[Any]) -> SessionRequest:
+    def _host(self, frames: Sequence[Any]) -> SessionRequest:
         objects = _objects(frames)
         prompt = next((f for f in objects if f.get("type") == "prompt"), None)
         if prompt is None:
@@ -515,15 +566,15 @@ class DshCaptureAdapter(CaptureAdapter):
     def _starts_turn(self, frame: Any) -> bool:
         return isinstance(frame, dict) and frame.get("type") == "execute"
 
-    def normalize_frame(self, frame: Any) -> Any:
+    def _normalize(self, frame: Any) -> Any:
         return normalize_frame_values(frame, placeholders={"request_id": "{request_id}"})
 
-    def synthesize_request(self, values: Sequence[Any]) -> SessionRequest:
+    def _synthesize(self, values: Sequence[Any]) -> SessionRequest:
         objects = _objects(values)
         run_scoped = [
             v
             for v in objects
-            if v.get("type") not in self._IDENTITY and _string(v.get("request_id"))
+            if _string(v.get("type")) not in self._IDENTITY and _string(v.get("request_id"))
         ]
         # seed 001 §6: after ready every run-scoped frame carries the active request_id.
         request_id = str(run_scoped[0]["request_id"]) if run_scoped else "run-1"
@@ -547,7 +598,7 @@ class DshCaptureAdapter(CaptureAdapter):
             resume_session_id=resume,
         )
 
-    def host_request(self, frames: Sequence[Any]) -> SessionRequest:
+    def _host(self, frames: Sequence[Any]) -> SessionRequest:
         execute = next((f for f in _objects(frames) if f.get("type") == "execute"), None)
         if execute is None:
             raise self._missing("execute command")

@@ -842,7 +842,8 @@ class CodexAppServerSession:
             self._emitted.append(Raw(line=line))
             return
         kind = item.get("type")
-        if kind in _USER_ITEMS:
+        # ROBUST-WRONGTYPE-001: a non-string type never reaches a set lookup (it maps to raw).
+        if isinstance(kind, str) and kind in _USER_ITEMS:
             self._counters["ignored_items"] += 1  # our own prompt, echoed back
             return
         if kind == "agentMessage":

@@ -15,7 +15,6 @@ properties are allowed, as upstream allows them.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -25,6 +24,7 @@ from typing import Any, Literal
 from harness.errors import HarnessError
 from harness.protocols.base import SessionRequest
 from harness.schemas import load_schema
+from harness.streams.decoder import dumps_json, loads_json
 
 __all__ = [
     "COMPATIBILITY_GENERATION",
@@ -401,17 +401,13 @@ def parse_host_command(value: object) -> dict[str, Any]:
 # -- JSON ----------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def load_json(text: str) -> Any:
     """``json.loads`` as strict as JavaScript's ``JSON.parse`` (no NaN/Infinity).
 
     Raises ``ValueError`` for anything that is not one JSON value and
     ``RecursionError`` for a value nested deeper than Python's stack allows.
     """
-    return json.loads(text, parse_constant=_reject_constant)
+    return loads_json(text)
 
 
 def tool_input(arguments: str) -> Any:
@@ -431,9 +427,11 @@ def encode_frame(frame: Mapping[str, Any]) -> bytes:
     """One frame as one line: compact JSON, UTF-8, ``\\n``-terminated.
 
     ``json.dumps`` escapes control characters, so the line never contains a
-    raw newline (seed 001 §6: one line is exactly one frame).
+    raw newline (seed 001 §6: one line is exactly one frame). A non-finite number or a
+    lone surrogate from a request field never makes it raise or write invalid JSON
+    (:func:`harness.streams.decoder.dumps_json`).
     """
-    return (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    return (dumps_json(frame) + "\n").encode()
 
 
 # -- host commands ------------------------------------------------------------

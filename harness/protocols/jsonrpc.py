@@ -28,7 +28,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.streams.base import js_trim
-from harness.streams.decoder import DEFAULT_HEAD_BYTES, Line, LineDecoder, OversizeLine
+from harness.streams.decoder import (
+    DEFAULT_HEAD_BYTES,
+    Line,
+    LineDecoder,
+    OversizeLine,
+    dumps_json,
+    loads_json,
+)
 
 __all__ = [
     "CODEX_APP_SERVER",
@@ -140,9 +147,11 @@ def encode(frame: Mapping[str, Any]) -> bytes:
 
     wire §A.0: "Messages are delimited by newlines and MUST NOT contain embedded
     newlines". ``json.dumps`` escapes control characters; U+2028, U+2029 and
-    U+0085 are escaped here too (rule ACP-FRAME-004).
+    U+0085 are escaped here too (rule ACP-FRAME-004). A non-finite number is refused
+    (``ValueError``: it is not JSON); a lone surrogate is written as its escape
+    (:func:`harness.streams.decoder.dumps_json`).
     """
-    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = dumps_json(frame, strict=True)
     if any(ch in text for ch in _LINE_LIKE):
         for raw, escaped in _LINE_LIKE.items():
             text = text.replace(raw, escaped)
@@ -282,16 +291,13 @@ def envelope_problems(value: Any, dialect: Dialect = JSONRPC_2) -> list[str]:
 # -- reading -------------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def loads_strict(text: str) -> Any:
     """``json.loads`` as strict as JavaScript's ``JSON.parse`` (no NaN/Infinity).
 
+    Lone surrogate escapes become U+FFFD (:func:`harness.streams.decoder.loads_json`).
     Raises ``ValueError`` (``json.JSONDecodeError``) or ``RecursionError``.
     """
-    return json.loads(text, parse_constant=_reject_constant)
+    return loads_json(text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,7 +103,7 @@ from harness.protocols.base import (
     Terminate,
 )
 from harness.streams.base import js_trim
-from harness.streams.decoder import Line, LineDecoder, OversizeLine
+from harness.streams.decoder import Line, LineDecoder, OversizeLine, dumps_json, loads_json
 
 __all__ = [
     "CANCEL_DEADLINE",
@@ -197,11 +197,8 @@ def changed_session_file(
 
 def _encode(obj: Mapping[str, Any]) -> bytes:
     """One compact JSON line (wire §A.2 framing: LF-terminated, no embedded newline)."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return (text + "\n").encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: escape it, JSON.parse accepts \\udXXX
-        return (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+    # A lone surrogate is escaped (JSON.parse accepts \\udXXX); a non-finite number is null.
+    return (dumps_json(obj) + "\n").encode("utf-8")
 
 
 def _with_id(rid: int, body: bytes) -> bytes:
@@ -209,11 +206,6 @@ def _with_id(rid: int, body: bytes) -> bytes:
     command is sent (so they stay dense), bodies are encoded earlier (``start`` validates the
     prompt once)."""
     return b'{"id":%d,' % rid + body[1:]
-
-
-def _reject_constant(name: str) -> Any:
-    """``NaN``/``Infinity`` are not JSON (JS ``JSON.parse`` rejects them): the line is not JSON."""
-    raise ValueError(f"{name} is not JSON")
 
 
 def _same_id(value: Any, expected: int | None) -> bool:
@@ -498,7 +490,7 @@ class PiRpcSession:
                 self._counters["raw_lines"] += 1
             return
         try:
-            value: Any = json.loads(text, parse_constant=_reject_constant)
+            value: Any = loads_json(text)
         except (ValueError, RecursionError):
             value = _NOT_JSON
         kind = value.get("type") if isinstance(value, dict) else None
@@ -690,7 +682,8 @@ class PiRpcSession:
         elif kind == "error":
             message = _text(event.get("reason")) or _text(delta) or "Agent error"
             self._error_event(message, line, actions, attempt=self._attempt)
-        elif kind in _CONSUMED_ASSISTANT_EVENTS:
+        elif isinstance(kind, str) and kind in _CONSUMED_ASSISTANT_EVENTS:
+            # ROBUST-WRONGTYPE-001: a type that is not a string is unclaimed (raw), not a crash.
             self._counters["consumed_events"] += 1
         else:
             return False

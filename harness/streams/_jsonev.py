@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from harness.events import Event, TextDelta, ToolResult, ToolUse
 from harness.streams.base import js_trim
+from harness.streams.decoder import loads_json
 
 __all__ = [
     "MAX_ERROR_DEPTH",
@@ -128,15 +129,6 @@ def nullish(*values: object) -> Any:
 # -- JSON -----------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> float:
-    # JSON.parse rejects NaN / Infinity / -Infinity; json.loads accepts them.
-    raise ValueError(f"non-standard JSON constant {name!r}")
-
-
-# One decoder, built once: json.loads(s, parse_constant=...) builds a new one per call.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
 def safe_parse_json(value: object) -> Any:
     """``safeParseJson``: null -> None; object/array -> itself; string -> parsed or None.
 
@@ -149,7 +141,7 @@ def safe_parse_json(value: object) -> Any:
     if not isinstance(value, str):
         return None
     try:
-        return _DECODER.decode(value)
+        return loads_json(value)
     except (ValueError, RecursionError):
         return None
 

@@ -8,7 +8,6 @@ any input (hypothesis proves it per parser).
 
 from __future__ import annotations
 
-import json
 from typing import Any, Protocol
 
 from harness.events import Event, Raw
@@ -18,6 +17,7 @@ from harness.streams.decoder import (
     DecodedItem,
     Line,
     LineDecoder,
+    loads_json,
 )
 
 __all__ = ["JsonlStreamParser", "StreamParser", "js_trim"]
@@ -27,15 +27,6 @@ _TRIM = (
     " \t\n\r\x0b\x0c\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"not JSON: {name}")
-
-
-#: One decoder for every line: ``json.loads`` with keyword arguments would build a
-#: new ``JSONDecoder`` per call, which costs a third of the parse time.
-_JSON = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def js_trim(text: str) -> str:
@@ -115,11 +106,8 @@ class JsonlStreamParser:
         if not line:
             return
         try:
-            # ``line`` is already trimmed, so raw_decode + an end check is decode()
-            # without its whitespace re-scan.
-            value, end = _JSON.raw_decode(line)
-            if end != len(line):
-                raise ValueError("extra data after the JSON value")
+            # The shared reader: JSON.parse's strictness, lone surrogates -> U+FFFD.
+            value = loads_json(line)
         except (ValueError, RecursionError):
             # Not JSON as JavaScript's JSON.parse reads it (NaN/Infinity are
             # rejected), or nested too deeply for Python's parser: raw.

@@ -73,7 +73,7 @@ from harness.guards.artifact_echo import ArtifactEchoGuard
 from harness.guards.role_marker import RoleMarkerGuard
 from harness.streams import UnknownStreamFormatError
 from harness.streams.base import JsonlStreamParser, js_trim
-from harness.streams.decoder import DEFAULT_MAX_LINE_BYTES
+from harness.streams.decoder import DEFAULT_MAX_LINE_BYTES, loads_json
 
 __all__ = ["FORMAT", "PROMPT_TOO_LONG_RE", "ClaudeStreamParser", "create"]
 
@@ -197,15 +197,10 @@ def _json_stringify(value: object) -> str:
         return reprlib.repr(value)
 
 
-def _reject_constant(name: str) -> Any:
-    # JSON.parse rejects NaN / Infinity / -Infinity; json.loads accepts them.
-    raise ValueError(f"not JSON: {name}")
-
-
 def _parse_json(text: str) -> Any:
     """``JSON.parse``; raises ``ValueError`` on anything it would reject."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return loads_json(text)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
 

@@ -14,12 +14,23 @@ Framing rules (wire-formats reference §A.0, seed 002 §7):
   :class:`OversizeLine` with the true byte count (rule STREAM-FRAME-OVERSIZE).
 
 Undecodable bytes become U+FFFD; the decoder never raises on input.
+
+:func:`loads_json` is the one JSON reader behind it: as strict as JavaScript's
+``JSON.parse`` (``NaN``/``Infinity`` rejected) and, unlike ``json.loads``, it
+never returns a string that cannot be encoded: a lone surrogate escape
+(``"\\ud800"``, legal JSON that no UTF-8 output can hold) becomes U+FFFD, in
+values and keys alike, so no event, frame or id built from wire text can make
+an output writer raise (rule ROBUST-SURROGATE-001).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from harness.events import json_safe
 
 __all__ = [
     "DEFAULT_HEAD_BYTES",
@@ -28,6 +39,9 @@ __all__ = [
     "Line",
     "LineDecoder",
     "OversizeLine",
+    "dumps_json",
+    "loads_json",
+    "scrub_surrogates",
 ]
 
 #: Default cap on one line (1 MiB), as the dsh profile's ``maxFrameBytes``.
@@ -170,3 +184,99 @@ class LineDecoder:
     @staticmethod
     def _decode(raw: bytes) -> str:
         return raw.decode("utf-8", "replace")
+
+
+# -- JSON values ------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    # JSON.parse rejects NaN / Infinity / -Infinity; json.loads accepts them.
+    raise ValueError(f"{name} is not JSON")
+
+
+#: One decoder, built once (``json.loads`` with keyword arguments builds one per call).
+_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+#: A ``\\u`` escape of a UTF-16 surrogate: only such a line can decode to a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+#: A surrogate code point in a decoded str (a valid pair decodes to one astral char).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: JSON's whitespace (``text[:1]`` of an empty text is ``""``, which is in it too).
+_JSON_SPACE = " \t\n\r"
+
+
+def _scrub_str(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings and keys replaced by U+FFFD.
+
+    Iterative (a value nested as deep as the JSON reader allows never recurses
+    here); containers are rebuilt in place, so the result is ``value`` itself.
+    """
+    if isinstance(value, str):
+        return _scrub_str(value)
+    if not isinstance(value, (dict, list)):
+        return value
+    stack: list[dict[str, Any] | list[Any]] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                if isinstance(item, str):
+                    node[index] = _scrub_str(item)
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+            continue
+        if any(isinstance(key, str) and _SURROGATE.search(key) for key in node):
+            items = list(node.items())
+            node.clear()
+            node.update((_scrub_str(k) if isinstance(k, str) else k, v) for k, v in items)
+        for key, item in node.items():
+            if isinstance(item, str):
+                node[key] = _scrub_str(item)
+            elif isinstance(item, (dict, list)):
+                stack.append(item)
+    return value
+
+
+def dumps_json(value: Any, *, strict: bool = False) -> str:
+    """Compact JSON text any peer's ``JSON.parse`` reads and UTF-8 can encode.
+
+    A number that is not finite is written ``null`` (as ``JSON.stringify`` writes it,
+    rule ROBUST-JSONOUT-001), or with ``strict`` refused with ``ValueError``; a lone
+    surrogate is written as its ``\\uXXXX`` escape (the text is then ASCII), so the
+    peer reads back exactly the string it was given.
+    """
+    safe = value
+    try:
+        text = json.dumps(safe, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        if strict:
+            raise
+        safe = json_safe(value)
+        text = json.dumps(safe, ensure_ascii=False, separators=(",", ":"))
+    if _SURROGATE.search(text) is not None:
+        text = json.dumps(safe, ensure_ascii=True, separators=(",", ":"))
+    return text
+
+
+def loads_json(text: str) -> Any:
+    """One JSON value, as ``JSON.parse`` reads it, with lone surrogates made U+FFFD.
+
+    Leading and trailing JSON whitespace is allowed, as ``json.loads`` allows
+    it. Raises ``ValueError`` (``json.JSONDecodeError``, or the int-digits
+    limit) for text that is not one JSON value, and ``RecursionError`` for one
+    nested deeper than the reader's stack allows.
+    """
+    if text[:1] in _JSON_SPACE or text[-1:] in _JSON_SPACE:
+        value = _JSON.decode(text)
+    else:
+        # The common case (trimmed lines): raw_decode + an end check is decode()
+        # without its two whitespace scans.
+        value, end = _JSON.raw_decode(text)
+        if end != len(text):
+            raise json.JSONDecodeError("Extra data", text, end)
+    if _SURROGATE_ESCAPE.search(text) is not None:
+        value = scrub_surrogates(value)
+    return value

@@ -1,0 +1,1 @@
+"""The hostile-frame fuzz suite: every parser and session against a mutated corpus."""
