@@ -37,4 +37,12 @@ RULES = (
         "design §Reliability",
         (),
     ),
+    Rule(
+        "CLIERR-OUTDIR-001",
+        Tier.MANDATORY,
+        "harness conform --out naming something other than a directory is refused before "
+        "anything runs.",
+        "design §Reliability",
+        (),
+    ),
 )

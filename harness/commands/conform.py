@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from harness.commands import load_defs
-from harness.errors import HarnessError
+from harness.errors import BadInputError, HarnessError
 
 if TYPE_CHECKING:
     from conformance.conform import ConformPlan, ProgressUpdate
@@ -40,6 +40,7 @@ __all__ = [
     "REPORT_KINDS",
     "LineProgress",
     "TtyProgress",
+    "check_out_dir",
     "cmd_conform",
     "report_kinds",
 ]
@@ -71,6 +72,28 @@ def report_kinds(values: Sequence[str] | None) -> list[str]:
             if kind not in kinds:
                 kinds.append(kind)
     return kinds
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Refuse a ``--out`` that names, or lies below, something other than a directory.
+
+    Checked before anything runs, so a long conform never ends in a traceback at ``mkdir``
+    (CLIERR-OUTDIR-001).
+    """
+    for where in (out_dir, *out_dir.parents):
+        if where.exists() or where.is_symlink():
+            if not where.is_dir():
+                problem = (
+                    "is not a directory"
+                    if where == out_dir
+                    else f"cannot be created: {where} is not a directory"
+                )
+                raise BadInputError(
+                    f"--out {out_dir}",
+                    f"{problem}; name a directory for the reports",
+                    rule="CLIERR-OUTDIR-001",
+                )
+            return
 
 
 class LineProgress:
@@ -214,6 +237,9 @@ def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
     catalog = all_rules()
     builtins = load_defs(args)
     # Input first, all of it, before anything runs (exit 2 names the file and the field).
+    out_dir = Path(args.out or DEFAULT_OUT)
+    if any(kind in REPORT_FILES for kind in kinds):
+        check_out_dir(out_dir)
     targets: list[conform.DefTarget] = []
     if args.agent or not args.defs:
         targets += conform.builtin_targets(builtins, args.agent)
@@ -265,8 +291,10 @@ def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
     written: list[Path] = []
     files = [k for k in kinds if k in renderers]
     if files:
-        out_dir = Path(args.out or DEFAULT_OUT)
-        out_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInputError(f"--out {out_dir}", f"cannot create: {exc.strerror}") from None
         for kind in files:
             path = out_dir / REPORT_FILES[kind]
             path.write_text(renderers[kind](verdict, meta), encoding="utf-8", newline="\n")

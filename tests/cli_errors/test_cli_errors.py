@@ -204,3 +204,23 @@ def test_a_broken_profiles_file_leaves_other_commands_alone(
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert captured.err == "" and captured.out
+
+
+# -- conform --out ------------------------------------------------------------------------------
+
+
+@pytest.mark.rule("CLIERR-OUTDIR-001")
+@pytest.mark.parametrize(("target", "problem"), [("", "is not a directory"), ("/sub", "cannot")])
+def test_conform_out_naming_a_file_is_refused_before_anything_runs(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    no_profiles: None,
+    target: str,
+    problem: str,
+) -> None:
+    existing = tmp_path / "report.txt"
+    existing.write_text("keep me")
+    out = f"{existing}{target}"
+    line = one_error_line(capsys, ["conform", "--agent", "claude", "--out", out])
+    assert line.startswith(f"harness: error: [CLIERR-OUTDIR-001] --out {out}: {problem}")
+    assert existing.read_text() == "keep me"
