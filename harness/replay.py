@@ -36,6 +36,7 @@ holds; ``skipped`` when the recording has no stdin).
 from __future__ import annotations
 
 import bisect
+import math
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -62,7 +63,14 @@ from harness.protocols.base import (
     SessionState,
     TwoWaySession,
 )
-from harness.record import Direction, ExitInfo, Recording, RecordingHeader, restore_paths
+from harness.record import (
+    Direction,
+    ExitInfo,
+    Recording,
+    RecordingError,
+    RecordingHeader,
+    restore_paths,
+)
 from harness.streams import TWO_WAY_FORMATS, UnknownStreamFormatError, create_parser
 
 __all__ = [
@@ -198,6 +206,22 @@ def _pieces(data: bytes, cuts: Sequence[int]) -> list[tuple[int, bytes]]:
             out.append((cut, data[prev:cut]))
             prev = cut
     return out
+
+
+def _check_times(recording: Recording) -> None:
+    """Refuse a time offset ``--timing`` cannot wait for: not finite, or after the recorded
+    exit (CLIERR-TIMING-001). Chunk ``i`` is on line ``i + 2`` (the header is line 1)."""
+    limit = recording.exit.duration_ms if recording.exit is not None else None
+    for index, chunk in enumerate(recording.chunks):
+        t_ms = chunk.t_ms
+        if math.isfinite(t_ms) and (limit is None or t_ms <= limit):
+            continue
+        problem = f"'t' must be a finite number of ms, got {t_ms!r}"
+        if math.isfinite(t_ms):
+            problem = f"'t' is {t_ms!r} ms, after the recorded exit at {limit!r} ms"
+        raise RecordingError(
+            recording.source or "recording", index + 2, f"{problem}; --timing cannot wait for it"
+        )
 
 
 class _Pacer:
@@ -470,6 +494,8 @@ def replay_recording(
         offset += len(chunk.data)
         ends.append(offset)
     cuts = chunk_cuts(chunking, data, ends, random.Random(seed))
+    if timing:
+        _check_times(recording)
     pacer = _Pacer(ends, [c.t_ms for c in stdout], (clock or SystemClock()) if timing else None)
     two_way = header.stream_format in TWO_WAY_FORMATS
     if two_way:

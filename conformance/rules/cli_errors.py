@@ -45,4 +45,12 @@ RULES = (
         "design §Reliability",
         (),
     ),
+    Rule(
+        "CLIERR-TIMING-001",
+        Tier.MANDATORY,
+        "replay --timing refuses a chunk time that is not finite or lies after the recorded "
+        "exit, naming the recording and its line.",
+        "design §Reliability",
+        (),
+    ),
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -224,3 +225,35 @@ def test_conform_out_naming_a_file_is_refused_before_anything_runs(
     line = one_error_line(capsys, ["conform", "--agent", "claude", "--out", out])
     assert line.startswith(f"harness: error: [CLIERR-OUTDIR-001] --out {out}: {problem}")
     assert existing.read_text() == "keep me"
+
+
+# -- replay --timing ----------------------------------------------------------------------------
+
+
+def _with_time(tmp_path: Path, t: str) -> Path:
+    """dsh_run.jsonl with the time of its first chunk (line 3) replaced by ``t``."""
+    lines = DSH_RUN.read_text().splitlines()
+    edited, count = re.subn(r'^\{"t": ?[0-9.]+,', f'{{"t": {t},', lines[2])
+    assert count == 1, lines[2]
+    lines[2] = edited
+    path = tmp_path / "edited.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.rule("CLIERR-TIMING-001")
+@pytest.mark.parametrize(
+    ("t", "problem"),
+    [
+        ("1e999", "'t' must be a finite number of ms, got inf"),
+        ("1e300", "'t' is 1e+300 ms, after the recorded exit at 700.0 ms"),
+    ],
+)
+def test_replay_timing_refuses_a_time_it_cannot_wait_for(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, t: str, problem: str
+) -> None:
+    path = _with_time(tmp_path, t)
+    line = one_error_line(capsys, ["replay", "--timing", str(path)])
+    assert line == (
+        f"harness: error: [RECORD-READ-001] {path}:3: {problem}; --timing cannot wait for it"
+    )
