@@ -7,7 +7,8 @@
 
 Each module has ``render(verdict, meta) -> str``; :func:`write_reports` writes the
 file kinds into a directory. The time and tool version come in through
-:class:`ReportMeta`: the writers never read a clock.
+:class:`ReportMeta`: the writers never read a clock. Every report that shows a
+rule's citation also shows where it points in ``docs/spec/`` (:func:`rule_links`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.evidence import Direction, Evidence
+from conformance.rules import Rule
+from conformance.rules.spec import CitationError
 from conformance.verdicts import Cell, Disposition, Verdict
 
 __all__ = [
@@ -30,6 +33,8 @@ __all__ = [
     "ReportMeta",
     "cell_text",
     "evidence_text",
+    "rule_links",
+    "spec_href",
     "write_reports",
 ]
 
@@ -92,6 +97,11 @@ class ReportMeta:
     title: str = "Conformance report"
     #: The command that produced the run, e.g. ``("harness", "conform", "--agent", "claude")``.
     command: tuple[str, ...] = ()
+    #: Prefix that turns a repository-relative spec link into an address the
+    #: HTML report can open: the repository's web address ending in ``/``, or
+    #: the relative path from the report's directory to the repository root.
+    #: Empty leaves the links repository-relative.
+    spec_base: str = ""
 
     def __post_init__(self) -> None:
         if self.generated_at.tzinfo is None:
@@ -104,6 +114,23 @@ class ReportMeta:
         """ISO 8601 in UTC, e.g. ``2026-08-20T12:00:00Z``."""
         utc = self.generated_at.astimezone(_dt.timezone.utc)
         return utc.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def rule_links(rule: Rule) -> tuple[str, ...]:
+    """Where ``rule``'s citation points (``docs/spec/<file>.md#<anchor>``, one per part).
+
+    A citation that does not resolve gives no links rather than breaking the
+    report; the rule catalog's own test is where such a citation fails.
+    """
+    try:
+        return rule.links
+    except CitationError:
+        return ()
+
+
+def spec_href(meta: ReportMeta, link: str) -> str:
+    """The address of a spec ``link`` as the HTML report should open it."""
+    return meta.spec_base + link
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
@@ -143,6 +170,7 @@ def cell_text(verdict: Verdict, cell: Cell) -> str:
     parts = [
         f"{cell.def_id} × {cell.rule_id} ({rule.tier.value}): {rule.statement}",
         f"citation: {rule.citation}",
+        *([f"spec: {', '.join(links)}"] if (links := rule_links(rule)) else []),
         f"verdict: {LABELS[cell.disposition]} ({run})"
         + (f" — {cell.reason}" if cell.reason else ""),
     ]

@@ -7,7 +7,8 @@ CONFORM-REPORT-HTML-001 (design §Conformance model "Reports"; issue 6 item 7):
   ``title`` and an ``aria-label``, so nothing is told by colour alone; a legend;
 * a "needs attention" index, summary chips, and filters by verdict, tier, def
   and rule text; the header row and the rule column stay put while scrolling;
-* clicking a cell (or pressing Enter on it) opens its evidence: the transcript
+* clicking a cell (or pressing Enter on it) opens its evidence: the rule's
+  citation with links to the sections of ``docs/spec/`` it cites, the transcript
   slice with direction arrows, expected vs actual, the stderr tail, the
   command to reproduce it with a copy button, the outcomes and baseline entries.
 
@@ -26,7 +27,15 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.reports import ARROWS, LABELS, MEANINGS, SYMBOLS, ReportMeta
+from conformance.reports import (
+    ARROWS,
+    LABELS,
+    MEANINGS,
+    SYMBOLS,
+    ReportMeta,
+    rule_links,
+    spec_href,
+)
 from conformance.rules import Rule, Tier
 from conformance.verdicts import DISPOSITION_ORDER, Cell, Disposition, Verdict
 
@@ -90,11 +99,12 @@ def _cell_data(verdict: Verdict, cell: Cell) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v or k in ("def", "rule", "disp")}
 
 
-def _rule_data(rule: Rule) -> dict[str, Any]:
+def _rule_data(rule: Rule, meta: ReportMeta) -> dict[str, Any]:
     return {
         "tier": rule.tier.value,
         "statement": rule.statement,
         "citation": rule.citation,
+        "links": [{"href": spec_href(meta, link), "text": link} for link in rule_links(rule)],
         "capability": rule.capability,
     }
 
@@ -281,7 +291,7 @@ def render(verdict: Verdict, meta: ReportMeta) -> str:
     index = {(c.def_id, c.rule_id): i for i, c in enumerate(verdict.cells)}
     data = {
         "cells": [_cell_data(verdict, c) for c in verdict.cells],
-        "rules": {r.id: _rule_data(r) for r in verdict.rules.values()},
+        "rules": {r.id: _rule_data(r, meta) for r in verdict.rules.values()},
         "labels": {d.value: LABELS[d] for d in Disposition},
         "symbols": {d.value: SYMBOLS[d] for d in Disposition},
         "arrows": {k.value: v for k, v in ARROWS.items()},
@@ -540,8 +550,15 @@ _JS = r"""
     head.appendChild(el("span", {"class": "p-run " + (c.failsRun ? "bad" : "ok")},
       c.failsRun ? "fails the run" : "does not fail the run"));
     head.appendChild(el("p", {"class": "p-stmt"}, rule.statement));
-    head.appendChild(el("div", {"class": "p-cite"}, "cites " + rule.citation +
-      (rule.capability ? " · capability: " + rule.capability : "")));
+    var cite = el("div", {"class": "p-cite"}, "cites " + rule.citation);
+    (rule.links || []).forEach(function (l, k) {
+      cite.appendChild(document.createTextNode(k ? ", " : " · spec: "));
+      cite.appendChild(el("a", {"class": "p-spec", "href": l.href}, l.text));
+    });
+    if (rule.capability) {
+      cite.appendChild(document.createTextNode(" · capability: " + rule.capability));
+    }
+    head.appendChild(cite);
     body.appendChild(head);
     if (c.reason) { section("Reason").appendChild(el("p", {"id": "p-reason"}, c.reason)); }
     if (c.entries.length) {

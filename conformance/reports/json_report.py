@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.baseline import EntryList
-from conformance.reports import ReportMeta
+from conformance.reports import ReportMeta, rule_links
 from conformance.verdicts import Cell, Disposition, Verdict
 
 __all__ = ["REPORT_VERSION", "SCHEMA_PATH", "build", "load_schema", "render"]
@@ -96,6 +96,7 @@ def build(verdict: Verdict, meta: ReportMeta) -> dict[str, Any]:
                 "tier": r.tier.value,
                 "statement": r.statement,
                 "citation": r.citation,
+                "links": list(rule_links(r)),
                 "formats": list(r.formats),
                 "capability": r.capability,
             }

@@ -426,3 +426,72 @@ def test_cell_text_names_everything_a_reader_needs() -> None:
     assert "baseline: alpha:DEMO-STREAM-002 (baseline.txt:2) — upstream bug 42" in text
     assert "evidence: DEMO-STREAM-002 broken in alpha" in text
     assert "⚠ stderr | warning: slow disk" in text
+
+
+# --- spec links (design §Conformance model "Reports") ---------------------------------
+
+#: Where DEMO-STREAM-001's citation (seed 002 §7.2) points.
+_SPEC_7_2 = "docs/spec/adapter-layer.md#seed-002-7.2"
+
+
+@pytest.mark.rule("CONFORM-REPORT-JSON-001")
+def test_json_report_links_each_rule_to_the_spec(validator: Draft202012Validator) -> None:
+    report = json.loads(json_report.render(sample_verdict(), META))
+    assert not list(validator.iter_errors(report))
+    links = {r["id"]: r["links"] for r in report["rules"]}
+    assert links["DEMO-STREAM-001"] == [_SPEC_7_2]
+    assert links["DEMO-USAGE-001"] == ["docs/spec/adapters.md#seed-000-12"]
+    broken = copy.deepcopy(report)
+    del broken["rules"][0]["links"]
+    assert list(validator.iter_errors(broken)), "a rule without links must not validate"
+
+
+@pytest.mark.rule("CONFORM-REPORT-JUNIT-001")
+def test_junit_system_out_names_the_spec_section() -> None:
+    root = _junit()
+    case = next(
+        c
+        for c in root.iter("testcase")
+        if c.get("name") == "DEMO-STREAM-001" and c.get("classname") == "conform.alpha"
+    )
+    out = case.findtext("system-out") or ""
+    assert "citation: seed 002 §7.2\n" in out
+    assert f"spec: {_SPEC_7_2}\n" in out
+
+
+@pytest.mark.rule("CONFORM-REPORT-HTML-001")
+@pytest.mark.parametrize(
+    ("base", "href"),
+    [
+        pytest.param("", _SPEC_7_2, id="repository-relative"),
+        pytest.param(
+            "https://example.invalid/repo/blob/main/",
+            "https://example.invalid/repo/blob/main/" + _SPEC_7_2,
+            id="with-base",
+        ),
+    ],
+)
+def test_html_evidence_links_the_cited_section(base: str, href: str) -> None:
+    meta = ReportMeta(
+        tool_version=META.tool_version, generated_at=META.generated_at, spec_base=base
+    )
+    collector = _Collector()
+    collector.feed(html_report.render(sample_verdict(), meta))
+    collector.close()
+    data = json.loads(collector.scripts[0][1])
+    assert data["rules"]["DEMO-STREAM-001"]["links"] == [{"href": href, "text": _SPEC_7_2}]
+    # The panel script turns each link into an anchor built with setAttribute/textContent.
+    script = collector.scripts[1][1]
+    assert 'el("a", {"class": "p-spec", "href": l.href}, l.text)' in script
+
+
+@pytest.mark.rule("CONFORM-REPORT-JSON-001")
+def test_a_citation_that_does_not_resolve_gives_no_links_not_a_crash() -> None:
+    from conformance.reports import rule_links
+    from conformance.rules import Rule, Tier
+
+    odd = Rule("X-ODD-001", Tier.MANDATORY, "A statement.", "ref §2.6; not a section")
+    assert rule_links(odd) == ()
+    assert rule_links(Rule("X-OK-001", Tier.MANDATORY, "A statement.", "ref §2.6")) == (
+        "docs/spec/upstream-behaviour.md#ref-2.6",
+    )
