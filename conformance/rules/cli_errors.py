@@ -53,4 +53,20 @@ RULES = (
         "design §Reliability",
         (),
     ),
+    Rule(
+        "CLIERR-SCENARIO-001",
+        Tier.MANDATORY,
+        "An unknown scenario in run --fake, live run or live diff is refused before anything "
+        "starts, listing the known names.",
+        "design §Reliability",
+        (),
+    ),
+    Rule(
+        "CLIERR-LIVE-INSTALL-001",
+        Tier.MANDATORY,
+        "harness live run of a CLI that is not installed exits non-zero with the command that "
+        "installs it.",
+        "design §Reliability",
+        (),
+    ),
 )

@@ -82,8 +82,12 @@ def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
                 status = 1
         return status
     from harness.defs.registry import get_agent_def
+    from harness.inputs import check_scenario
+    from harness.live.recipes import recipe_for
 
     defn = get_agent_def(args.id)
+    recipe = recipe_for(defn.id)
+    check_scenario(args.scenario, cases=[c.id for c in recipe.scenarios] if recipe else ())
     if args.live_command == "run":
         return _run(args, defn, cache, out)
     return _diff(args, defn, cache, out)
@@ -127,7 +131,7 @@ def _check_record(raw: str, force: bool) -> None:
 
 def _run(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO) -> int:
     from harness.defs.types import AgentDef
-    from harness.live.session import LiveUnavailable, run_live
+    from harness.live.session import LiveNotInstalled, LiveUnavailable, run_live
 
     assert isinstance(defn, AgentDef)
     if args.record and not args.fake:
@@ -142,6 +146,9 @@ def _run(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO
             record=args.record,
             on_event=_print_event(out, args.json),  # type: ignore[arg-type]
         )
+    except LiveNotInstalled as exc:
+        # Asked to run this CLI, and it is not there: a failure that says how to install it.
+        raise HarnessError(exc.reason, rule="CLIERR-LIVE-INSTALL-001") from None
     except LiveUnavailable as exc:
         print(f"skipped: {exc.reason}", file=out)
         return 0

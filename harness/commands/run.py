@@ -128,6 +128,10 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
     defn = get_agent_def(args.agent, defs)
     if args.scenario and not args.fake:
         raise HarnessError("--scenario needs --fake")
+    if args.scenario:
+        from harness.inputs import check_scenario
+
+        check_scenario(args.scenario)
     if args.cancel_after is not None and args.cancel_after < 0:
         raise HarnessError("--cancel-after must be >= 0 seconds")
     prompt = _prompt(args)

@@ -38,6 +38,7 @@ from harness.record import Expectation, RunRecorder, set_expectation
 from harness.runner import RunRequest, RunResult, run_agent
 
 __all__ = [
+    "LiveNotInstalled",
     "LiveRun",
     "LiveTurn",
     "LiveUnavailable",
@@ -62,6 +63,14 @@ class LiveUnavailable(HarnessError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason, rule="LIVE-SKIP-001")
         self.reason = reason
+
+
+class LiveNotInstalled(LiveUnavailable):
+    """The recipe's CLI is not in the cache; the reason says how to install it.
+
+    Conformance skips it like any :class:`LiveUnavailable`; ``harness live run`` fails on it
+    (CLIERR-LIVE-INSTALL-001).
+    """
 
 
 @dataclass(frozen=True)
@@ -229,7 +238,7 @@ def run_live(
         if found is None:
             pkg = recipe.package
             what = f"{pkg.manager} {pkg.key}" if pkg else defn.bin
-            raise LiveUnavailable(
+            raise LiveNotInstalled(
                 f"{what} is not installed under {cache} (run `harness live install {defn.id}`)"
             )
     dirs = make_dirs(work_base, prefix=f"live-{defn.id}-{side}-")

@@ -257,3 +257,52 @@ def test_replay_timing_refuses_a_time_it_cannot_wait_for(
     assert line == (
         f"harness: error: [RECORD-READ-001] {path}:3: {problem}; --timing cannot wait for it"
     )
+
+
+# -- scenario names -----------------------------------------------------------------------------
+
+
+@pytest.mark.rule("CLIERR-SCENARIO-001")
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "claude", "--fake", "--scenario", "no-such-scenario"],
+        ["live", "run", "claude", "--scenario", "no-such-scenario", "--cache", "{c}"],
+        ["live", "diff", "claude", "--scenario", "no-such-scenario", "--cache", "{c}"],
+    ],
+)
+def test_an_unknown_scenario_lists_the_known_names(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, no_profiles: None, argv: list[str]
+) -> None:
+    line = one_error_line(capsys, [w.format(c=tmp_path) for w in argv])
+    assert line.startswith(
+        "harness: error: [CLIERR-SCENARIO-001] --scenario no-such-scenario: unknown scenario; "
+        "known: "
+    )
+    known = line.rpartition("known: ")[2].split(", ")
+    assert {"happy", "api_error", "hang"} <= set(known)
+    assert known == sorted(set(known))
+
+
+@pytest.mark.rule("CLIERR-SCENARIO-001")
+def test_a_scenario_file_that_cannot_be_read_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, no_profiles: None
+) -> None:
+    missing = tmp_path / "mine.json"
+    line = one_error_line(capsys, ["run", "claude", "--fake", "--scenario", str(missing)])
+    assert line.startswith(f"harness: error: [CLIERR-SCENARIO-001] --scenario: {missing}: ")
+
+
+# -- live run of a CLI that is not installed ----------------------------------------------------
+
+
+@pytest.mark.rule("CLIERR-LIVE-INSTALL-001")
+def test_live_run_of_a_cli_not_installed_says_how_to_install_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    line = one_error_line(
+        capsys, ["live", "run", "claude", "--scenario", "happy", "--cache", str(tmp_path)]
+    )
+    assert line.startswith("harness: error: [CLIERR-LIVE-INSTALL-001] ")
+    assert f"is not installed under {tmp_path}" in line
+    assert line.endswith("(run `harness live install claude`)")
