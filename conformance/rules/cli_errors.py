@@ -62,6 +62,14 @@ RULES = (
         (),
     ),
     Rule(
+        "CLIERR-PARSE-001",
+        Tier.MANDATORY,
+        "harness parse of one-way input holding no frame of the format prints the events, says "
+        "so on stderr and exits 1.",
+        "design §Reliability",
+        (),
+    ),
+    Rule(
         "CLIERR-LIVE-INSTALL-001",
         Tier.MANDATORY,
         "harness live run of a CLI that is not installed exits non-zero with the command that "

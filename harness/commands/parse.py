@@ -17,6 +17,10 @@ session as if the CLI were live (:mod:`harness.capture`):
   session's frames with it (ids, paths and timestamps ignored);
 * exit code: 0 when the run completed or was cancelled and no frame differs;
   1 when the run failed or a frame differs; 2 for bad usage or bad input.
+
+One-way formats exit 0, or 1 when the input holds no frame of the format at all (every event
+is ``raw``): the input isn't what ``--format``/``--agent`` said. The events are still printed
+and stderr says so (CLIERR-PARSE-001).
 """
 
 from __future__ import annotations
@@ -24,11 +28,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import HarnessError
-from harness.events import Event
+from harness.events import Event, Raw
 from harness.render import format_event
 
 if TYPE_CHECKING:
@@ -95,9 +100,26 @@ def cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
     except UnknownStreamFormatError as exc:
         raise HarnessError(str(exc)) from exc
     size = args.chunk or max(len(data), 1)
-    for start in range(0, len(data), size):
-        _emit(parser.feed(data[start : start + size]), out, args.json)
-    _emit(parser.finish(), out, args.json)
+    recognised = unrecognised = 0
+
+    def batches() -> Iterator[list[Event]]:
+        for start in range(0, len(data), size):
+            yield parser.feed(data[start : start + size])
+        yield parser.finish()
+
+    for events in batches():
+        raw = sum(isinstance(e, Raw) for e in events)
+        unrecognised += raw
+        recognised += len(events) - raw
+        _emit(events, out, args.json)
+    if unrecognised and not recognised:
+        out.flush()
+        print(
+            f"harness: parse: {args.file}: no {stream_format} frame in the input "
+            f"({unrecognised} raw line(s)); is it the right --format?",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     return EXIT_OK
 
 

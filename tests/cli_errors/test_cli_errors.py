@@ -293,6 +293,40 @@ def test_a_scenario_file_that_cannot_be_read_is_named(
     assert line.startswith(f"harness: error: [CLIERR-SCENARIO-001] --scenario: {missing}: ")
 
 
+# -- parse: input of another format -------------------------------------------------------------
+
+
+@pytest.mark.rule("CLIERR-PARSE-001")
+@pytest.mark.parametrize("chunk", [[], ["--chunk", "1"], ["--chunk", "4"]])
+def test_parse_of_input_with_no_frame_prints_the_events_and_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, chunk: list[str]
+) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("random words\nmore words\n")
+    code = main(["parse", str(text), "--format", "claude-stream-json", "--json", *chunk])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert [json.loads(line)["type"] for line in captured.out.splitlines()] == ["raw", "raw"]
+    assert captured.err == (
+        f"harness: parse: {text}: no claude-stream-json frame in the input (2 raw line(s)); "
+        "is it the right --format?\n"
+    )
+
+
+@pytest.mark.rule("CLIERR-PARSE-001")
+def test_parse_with_one_frame_or_of_plain_text_exits_0(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text('{"type":"system","subtype":"init","session_id":"s"}\nnoise\n')
+    assert main(["parse", str(mixed), "--format", "claude-stream-json"]) == 0
+    assert main(["parse", str(mixed), "--format", "plain"]) == 0
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    assert main(["parse", str(empty), "--format", "claude-stream-json"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 # -- live run of a CLI that is not installed ----------------------------------------------------
 
 
