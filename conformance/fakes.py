@@ -13,11 +13,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from harness.defs.types import AgentDef
+from harness.secrets import SecretMatcher, is_secret_name
 
-__all__ = ["SECRET_WORDS", "clean_fake_env", "emulator_for", "speaks"]
+__all__ = ["clean_fake_env", "emulator_for", "holds_secret", "speaks"]
 
-#: Env var name words that mark a secret: no real credential reaches a fake.
-SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+_SHAPES = SecretMatcher()
+
+
+def holds_secret(name: str, value: str) -> bool:
+    """Whether an env var may carry a real credential (:mod:`harness.secrets`): its name is
+    secret-like, or its value holds key-shaped text or a URL's password."""
+    return is_secret_name(name) or bool(_SHAPES.find(value.encode("utf-8", "surrogateescape"))[0])
 
 
 def speaks(builtin: AgentDef, defn: AgentDef) -> bool:
@@ -53,11 +59,11 @@ def emulator_for(
 def clean_fake_env(
     base: Mapping[str, str], defn: AgentDef, bin_dir: Path, home: Path
 ) -> dict[str, str]:
-    """``base`` without ``FAKE_CLI_*``, without any variable whose name holds KEY, TOKEN,
-    SECRET or PASSWORD, without every built-in's and the def's executable and transport
-    override (an inherited one would bypass the fake or switch its transport); ``bin_dir``
-    first on PATH (``Path`` where the platform spells it so), HOME and USERPROFILE
-    ``home``."""
+    """``base`` without ``FAKE_CLI_*``, without any variable that may hold a credential
+    (:func:`holds_secret`: no real credential reaches a fake), without every built-in's and
+    the def's executable and transport override (an inherited one would bypass the fake or
+    switch its transport); ``bin_dir`` first on PATH (``Path`` where the platform spells it
+    so), HOME and USERPROFILE ``home``."""
     from harness.defs.registry import BUILTIN_DEFS
     from harness.launch import path_env_key
 
@@ -71,7 +77,7 @@ def clean_fake_env(
         k: v
         for k, v in base.items()
         if not k.upper().startswith("FAKE_CLI_")
-        and not any(word in k.upper() for word in SECRET_WORDS)
+        and not holds_secret(k, v)
         and k.upper() not in dropped
     }
     key = path_env_key(env, sys.platform)

@@ -53,10 +53,10 @@ from harness.scrub import (
     DEFAULT_MAX_HOLD,
     Scrubber,
     StreamScrubber,
-    is_secret_name,
     restore_bytes,
     restore_text,
 )
+from harness.secrets import secret_values
 
 if TYPE_CHECKING:
     from harness.runner.types import RunError
@@ -555,7 +555,7 @@ class RunRecorder:
             header = replace(header, expect=self._expect)
         home = self._home or env.get("HOME") or env.get("USERPROFILE")
         # seed 001 §11: a secret never reaches the file, even when its name was not kept.
-        env_secrets = [v for k, v in env.items() if is_secret_name(k)]
+        env_secrets = secret_values(env)
         self._writer = RecordingWriter(
             header,
             cwd=self._cwd,

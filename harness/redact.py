@@ -18,13 +18,12 @@ What is replaced, and by what:
   :data:`INDEX_BUDGET` pieces the index is sampled, and the guarantee weakens to
   fragments of ``MIN_PROMPT_FRAGMENT + step - 1`` characters (``step`` =
   ``ceil(len / INDEX_BUDGET)``), which bounds memory for megabyte prompts.
-* **Key-shaped tokens** (:data:`SECRET_PATTERNS`): ``sk-…`` (Anthropic, OpenAI),
-  ``ghp_…``/``gho_…``/``github_pat_…`` (GitHub), ``AKIA…``/``ASIA…`` (AWS access key
-  ids), ``Bearer <token>``, ``xox?-…`` (Slack), ``AIza…`` (Google) become
-  ``[REDACTED:secret]`` (``Bearer`` keeps its scheme word).
-* **Secret env values.** The value of every environment variable whose name contains
-  ``KEY``, ``TOKEN``, ``SECRET`` or ``PASSWORD`` (any case) and that is at least
-  :data:`MIN_SECRET_VALUE` characters long is replaced wherever it occurs.
+* **Secrets** are what the one detector, :mod:`harness.secrets`, finds: key-shaped
+  tokens (``sk-…``, ``ghp_…``, ``AKIA…``, ``Bearer <token>`` keeping its scheme word, JWTs,
+  PEM private keys, a URL's password, ...), the values of secret-named env vars and of
+  ``secrets`` in every spelling a CLI may print (raw, JSON- or ``\\u``-escaped,
+  percent-encoded, base64) when at least :data:`MIN_SECRET_VALUE` bytes long. Each becomes
+  ``[REDACTED:secret]``.
 
 A :class:`Redactor` works on one line at a time (text without newlines) or on whole
 text; the runner redacts complete stderr lines, so a secret is never cut in two by the
@@ -35,9 +34,10 @@ from __future__ import annotations
 
 import codecs
 import math
-import re
 from collections import deque
 from collections.abc import Iterable, Mapping
+
+from harness.secrets import MIN_SECRET_VALUE, SecretMatcher, secret_values
 
 __all__ = [
     "DEFAULT_TAIL_BYTES",
@@ -46,13 +46,15 @@ __all__ = [
     "MIN_SECRET_VALUE",
     "MIN_SHORT_PROMPT",
     "PROMPT_MARK",
-    "SECRET_ENV_WORDS",
     "SECRET_MARK",
-    "SECRET_PATTERNS",
     "Redactor",
     "StderrTail",
     "secret_env_values",
 ]
+
+#: The secrets of one or more environments, longest first (:func:`harness.secrets.secret_values`).
+secret_env_values = secret_values
+
 
 #: A shared stretch at least this long is treated as (part of) the prompt.
 MIN_PROMPT_FRAGMENT = 24
@@ -60,41 +62,11 @@ MIN_PROMPT_FRAGMENT = 24
 MIN_SHORT_PROMPT = 4
 #: At most this many prompt pieces are indexed (memory bound; see the module docstring).
 INDEX_BUDGET = 20_000
-#: Env values shorter than this are not treated as secrets (``1``, ``true``, ``dev``).
-MIN_SECRET_VALUE = 8
-#: Words that make an env var name secret (seed 001 §11: keys, tokens, credentials).
-SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 #: ref §1.1 / upstream's raw budget: stderr tails keep the last 64 KiB.
 DEFAULT_TAIL_BYTES = 64 * 1024
 
 PROMPT_MARK = "[REDACTED:prompt]"
 SECRET_MARK = "[REDACTED:secret]"
-
-#: ``(what, pattern)``; a pattern's group ``keep`` (when present) is kept verbatim.
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("sk- api key", re.compile(r"(?<![A-Za-z0-9_])sk-[A-Za-z0-9_-]{16,}")),
-    (
-        "github token",
-        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
-    ),
-    ("aws access key id", re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])")),
-    ("bearer token", re.compile(r"(?i)(?P<keep>\bBearer\s+)[A-Za-z0-9._~+/=-]{8,}")),
-    ("slack token", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("google api key", re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}")),
-)
-
-
-def secret_env_values(*envs: Mapping[str, str]) -> list[str]:
-    """Values of env vars named like secrets, longest first (so overlaps redact whole)."""
-    values: set[str] = set()
-    for env in envs:
-        for name, value in env.items():
-            upper = name.upper()
-            if any(word in upper for word in SECRET_ENV_WORDS):
-                stripped = value.strip()
-                if len(stripped) >= MIN_SECRET_VALUE:
-                    values.add(stripped)
-    return sorted(values, key=lambda v: (-len(v), v))
 
 
 class _PromptIndex:
@@ -178,9 +150,7 @@ class Redactor:
         secrets: Iterable[str] = (),
     ) -> None:
         self._prompt = _PromptIndex(prompt) if prompt else None
-        values = set(secret_env_values(env or {}))
-        values.update(s for s in secrets if len(s) >= MIN_SECRET_VALUE)
-        self._values = sorted(values, key=lambda v: (-len(v), v))
+        self._secrets = SecretMatcher([*secret_values(env or {}), *secrets])
 
     def redact(self, text: str) -> str:
         """``text`` with every prompt fragment and secret replaced (never raises)."""
@@ -188,17 +158,7 @@ class Redactor:
             return text
         if self._prompt is not None:
             text = _replace_spans(text, self._prompt.spans(text), PROMPT_MARK)
-        for value in self._values:
-            if value in text:
-                text = text.replace(value, SECRET_MARK)
-        for _, pattern in SECRET_PATTERNS:
-            text = pattern.sub(_secret_sub, text)
-        return text
-
-
-def _secret_sub(match: re.Match[str]) -> str:
-    keep = match.groupdict().get("keep")
-    return (keep or "") + SECRET_MARK
+        return self._secrets.redact_text(text, SECRET_MARK)
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int]], mark: str) -> str:

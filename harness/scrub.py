@@ -5,20 +5,16 @@ safe and portable. Seed 001 §11: a secret "is never returned, masked, logged, p
 argv"; seed 001 §14: "Bounded stderr excludes prompts, credentials". This module is
 sans-IO: strings and bytes in, scrubbed strings and bytes out.
 
-**Secrets** (replaced by :data:`REDACTED`, never restored):
+**Secrets** (replaced by :data:`REDACTED`, never restored) are what the one detector,
+:mod:`harness.secrets`, finds: an env var whose *name* looks like a credential has its value
+replaced in the header (rule RECORD-SECRET-ENV-001); key-shaped text anywhere is redacted
+(rule RECORD-SECRET-SHAPE-001); every spelling of the value of every secret env var of the
+recorded run (raw, JSON-escaped, ``\\u``-escaped, percent-encoded, base64) is redacted
+wherever it occurs, when it is at least :data:`MIN_SECRET_LITERAL` bytes long (rule
+RECORD-SECRET-LITERAL-001).
 
-* an env var whose *name* looks like a credential (:func:`is_secret_name`: keys,
-  tokens, secrets, passwords, credentials, auth) has its value replaced in the header
-  (rule RECORD-SECRET-ENV-001);
-* key-shaped text anywhere (:data:`SECRET_SHAPES`: ``sk-…``/``sk-ant-…``,
-  ``ghp_``/``gho_``/``github_pat_…``, ``AKIA…``, ``xoxb-``/``xoxp-…``, ``AIza…``,
-  ``Bearer <token>``, JWTs) is redacted (rule RECORD-SECRET-SHAPE-001);
-* the literal value of every secret env var of the recorded run (and its JSON-escaped
-  spelling) is redacted wherever it occurs, when it is at least
-  :data:`MIN_SECRET_LITERAL` bytes long: a shorter value (``1``, ``dev``) would make
-  ordinary words vanish (rule RECORD-SECRET-LITERAL-001).
-
-**Paths** (rule RECORD-PATHS-001): the run's cwd, home and temp directory are written
+**Paths** (rule RECORD-PATHS-001): the run's cwd, home and temp directory, each in every
+spelling given (as passed and as resolved through symlinks), are written
 as ``{cwd}``, ``{home}``, ``{tmp}`` (their JSON-escaped spelling, which differs on
 Windows, as ``{cwd:json}`` …) and restored on replay by :func:`restore_text` /
 :func:`restore_bytes`. A path matches only where the next character cannot continue a
@@ -33,7 +29,8 @@ concatenated bytes of one direction, never on one chunk: a chunk is released onl
 no secret, path or escape could still be in progress across its end. The tail that is
 held back is the shortest that covers (a) a trailing run of token characters, with a
 ``Bearer`` and whitespace before it; (b) a trailing ``{`` that could start a
-placeholder-like text; (c) a trailing prefix of any literal (secret value or path).
+placeholder-like text; (c) a trailing prefix of any literal (secret value or path); (d) a
+match that reaches the end (a PEM private key whose END line has not arrived).
 Each replacement is written in the chunk where the match starts; the chunks it spans
 lose the matched bytes, so the boundaries stay where they were. The hold is bounded by
 ``max_hold`` bytes: a token run longer than that (e.g. base64 data) is released, and a
@@ -47,15 +44,22 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from harness.secrets import (
+    MIN_SECRET_VALUE,
+    SecretMatcher,
+    encode_text,
+    is_secret_name,
+    secret_values,
+)
 
 __all__ = [
     "DEFAULT_MAX_HOLD",
     "MIN_SECRET_LITERAL",
     "PLACEHOLDER_NAMES",
     "REDACTED",
-    "SECRET_SHAPES",
     "Scrubber",
     "StreamScrubber",
     "is_secret_name",
@@ -70,96 +74,16 @@ _REDACTED_B = REDACTED.encode()
 #: The machine-specific directories a recording writes as ``{name}`` placeholders.
 PLACEHOLDER_NAMES = ("cwd", "home", "tmp")
 
-#: Secret env values shorter than this are not searched for in the data.
-MIN_SECRET_LITERAL = 8
+#: Secret env values shorter than this many bytes are not searched for in the data.
+MIN_SECRET_LITERAL = MIN_SECRET_VALUE
 
 #: At most this many trailing bytes of one direction are held back waiting for more.
 DEFAULT_MAX_HOLD = 16 * 1024
-
-# -- secret names -----------------------------------------------------------------------------
-
-#: Substrings of an upper-cased env var name that make it a credential.
-_SECRET_SUBSTRINGS = (
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "PASSPHRASE",
-    "CREDENTIAL",
-    "APIKEY",
-    "API_KEY",
-    "ACCESS_KEY",
-    "PRIVATE_KEY",
-    "COOKIE",
-)
-#: Whole words (split on ``_``, ``-``, ``.``) that make a name a credential.
-_SECRET_WORDS = frozenset(
-    {"KEY", "KEYS", "AUTH", "AUTHORIZATION", "OAUTH", "PAT", "PWD", "PASS", "CREDS"}
-)
-#: Names that contain a secret word but are not secrets (the shell's working dirs).
-_NOT_SECRET = frozenset({"PWD", "OLDPWD"})
-
-
-def is_secret_name(name: str) -> bool:
-    """True when an env var named ``name`` holds a credential (rule RECORD-SECRET-ENV-001).
-
-    Keys, tokens, secrets, passwords, credentials and auth, in any case:
-    ``ANTHROPIC_API_KEY``, ``GH_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``DB_PASSWORD``,
-    ``GOOGLE_APPLICATION_CREDENTIALS``, ``NPM_CONFIG__AUTH``. Not ``PWD`` (the working
-    directory) nor ``GIT_AUTHOR_NAME`` (``AUTHOR`` is not the word ``AUTH``).
-    """
-    upper = name.upper()
-    if upper in _NOT_SECRET:
-        return False
-    if any(part in upper for part in _SECRET_SUBSTRINGS):
-        return True
-    words = re.split(r"[^A-Z0-9]+", upper)
-    return any(w in _SECRET_WORDS or w.endswith(("KEY", "KEYS")) for w in words if w)
-
-
-# -- secret shapes ------------------------------------------------------------------------------
 
 #: A run of bytes that may continue a key-shaped token (the ``Bearer`` token alphabet),
 #: matched on reversed data to find where a trailing run starts.
 _TOKEN_RUN = re.compile(rb"[A-Za-z0-9_\-.~+/=]+")
 _SPACE_RUN = re.compile(rb"[ \t\r\n\x0b\x0c]+")
-
-#: ``(what, pattern)``; the part of a match before the ``keep`` group's end is kept.
-#: Each pattern starts with its literal prefix (so ``re`` scans for it quickly) and then
-#: looks behind it, so a match never starts inside a longer word (``task-…`` is not
-#: ``sk-…``); the start of the data counts as a word boundary.
-SECRET_SHAPES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
-    # OpenAI (sk-, sk-proj-) and Anthropic (sk-ant-api03-…) keys.
-    ("sk- key", re.compile(rb"sk-(?<![A-Za-z0-9_]sk-)[A-Za-z0-9_-]{16,}")),
-    ("github token", re.compile(rb"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{20,}")),
-    (
-        "github fine-grained token",
-        re.compile(rb"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{20,}"),
-    ),
-    (
-        "aws access key id",
-        re.compile(rb"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ),
-    ("slack token", re.compile(rb"xox[abposr]-(?<![A-Za-z0-9]xox[abposr]-)[A-Za-z0-9-]{10,}")),
-    ("google api key", re.compile(rb"AIza(?<![A-Za-z0-9_-]AIza)[0-9A-Za-z_-]{35,}")),
-    ("bearer token", re.compile(rb"(?i)(?P<keep>\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}")),
-    (
-        "jwt",
-        re.compile(rb"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
-    ),
-)
-#: Text every match of a shape contains (searched first: most data holds none of them).
-#: The bearer shape is searched for in lower-cased data.
-_SHAPE_HINTS: dict[str, tuple[bytes, ...]] = {
-    "sk- key": (b"sk-",),
-    "github token": (b"gh",),
-    "github fine-grained token": (b"github_pat_",),
-    "aws access key id": (b"AKIA", b"ASIA"),
-    "slack token": (b"xox",),
-    "google api key": (b"AIza",),
-    "bearer token": (b"bearer",),
-    "jwt": (b"eyJ",),
-}
 
 # -- placeholders -------------------------------------------------------------------------------
 
@@ -173,15 +97,6 @@ _PLACEHOLDER_PARTIAL = re.compile(rb"\{!*[a-z:]{0,9}\Z")
 _NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 #: Every text that reads like a placeholder ends with one of these.
 _ESCAPE_HINTS = (*(f"{name}}}".encode() for name in PLACEHOLDER_NAMES), b":json}")
-
-
-def _encode(text: str) -> tuple[bytes, str]:
-    """UTF-8 bytes of ``text`` and the error handler that reverses it: an argv or env value
-    that was not UTF-8 holds lone surrogates (``surrogateescape``, PEP 383)."""
-    try:
-        return text.encode("utf-8", "surrogateescape"), "surrogateescape"
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass"), "surrogatepass"
 
 
 def _json_spelling(value: str) -> str:
@@ -216,44 +131,33 @@ class Scrubber:
         self,
         *,
         env: Mapping[str, str] | None = None,
-        paths: Mapping[str, str | None] | None = None,
+        paths: Mapping[str, str | Sequence[str] | None] | None = None,
         secrets: Iterable[str] = (),
     ) -> None:
-        values: set[str] = set()
-        for name, value in (env or {}).items():
-            if is_secret_name(name):
-                values.add(value.strip())
-        values.update(s.strip() for s in secrets)
-        literals: set[bytes] = set()
-        for value in values:
-            for spelling in (value, _json_spelling(value)):
-                encoded = _encode(spelling)[0]
-                if len(encoded) >= MIN_SECRET_LITERAL:
-                    literals.add(encoded)
-        #: Longest first, so a value that contains another is redacted whole.
-        self._secret_literals = sorted(literals, key=lambda v: (-len(v), v))
-        path_items: list[tuple[bytes, bytes]] = []
-        for name, path in (paths or {}).items():
+        self._matcher = SecretMatcher([*secret_values(env or {}), *secrets])
+        path_items: set[tuple[bytes, bytes]] = set()
+        for name, given in (paths or {}).items():
             if name not in PLACEHOLDER_NAMES:
                 raise ValueError(f"unknown placeholder {name!r}; known: {PLACEHOLDER_NAMES}")
-            normalized = _normalize_path(path) if path else None
-            if normalized is None:
-                continue
-            path_items.append((_encode(normalized)[0], f"{{{name}}}".encode()))
-            escaped = _json_spelling(normalized)
-            if escaped != normalized:
-                path_items.append((_encode(escaped)[0], f"{{{name}:json}}".encode()))
+            for path in (given,) if given is None or isinstance(given, str) else given:
+                normalized = _normalize_path(path) if path else None
+                if normalized is None:
+                    continue
+                path_items.add((encode_text(normalized)[0], f"{{{name}}}".encode()))
+                escaped = _json_spelling(normalized)
+                if escaped != normalized:
+                    path_items.add((encode_text(escaped)[0], f"{{{name}:json}}".encode()))
         # Longest path first: a cwd under home becomes {cwd}, not {home}/….
-        path_items.sort(key=lambda item: (-len(item[0]), item[0]))
-        self._path_literals = [p for p, _ in path_items]
-        self._path_marks = [m for _, m in path_items]
-        self._literals = self._secret_literals + self._path_literals
+        ordered = sorted(path_items, key=lambda item: (-len(item[0]), item[0]))
+        self._path_literals = [p for p, _ in ordered]
+        self._path_marks = [m for _, m in ordered]
+        self._literals = [*self._matcher.literals, *self._path_literals]
 
     # -- whole values (header fields) -----------------------------------------------------
 
     def scrub_text(self, text: str) -> str:
         """``text`` with secrets redacted and paths written as placeholders."""
-        data, errors = _encode(text)
+        data, errors = encode_text(text)
         return self.scrub_bytes(data).decode("utf-8", errors)
 
     def scrub_bytes(self, data: bytes) -> bytes:
@@ -280,33 +184,7 @@ class Scrubber:
     def _matches(self, data: bytes, base: int) -> tuple[list[_Span], list[tuple[int, int]]]:
         """:meth:`_spans`, and the whole extent of every match (a ``Bearer`` included): a
         chunk boundary inside one would split what the pattern needs to see together."""
-        secret: list[tuple[int, int]] = []
-        extents: list[tuple[int, int]] = []
-        lowered: bytes | None = None
-        for what, pattern in SECRET_SHAPES:
-            if what == "bearer token":
-                lowered = data.lower() if lowered is None else lowered
-                haystack = lowered
-            else:
-                haystack = data
-            if not any(haystack.find(hint, base) >= 0 for hint in _SHAPE_HINTS[what]):
-                continue
-            for m in pattern.finditer(data, base):
-                start = m.end("keep") if "keep" in pattern.groupindex else m.start()
-                if m.end() > start:
-                    secret.append((start, m.end()))
-                    extents.append((m.start(), m.end()))
-        for literal in self._secret_literals:
-            at = data.find(literal, base)
-            while at >= 0:
-                secret.append((at, at + len(literal)))
-                at = data.find(literal, at + 1)
-        merged: list[tuple[int, int]] = []
-        for start, end in sorted(secret):
-            if merged and start < merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-            else:
-                merged.append((start, end))
+        merged, extents = self._matcher.find(data, base)
         spans = [_Span(s, e, _REDACTED_B) for s, e in merged]
         starts = [s for s, _ in merged]
         for span in self._path_spans(data, base):
@@ -437,8 +315,10 @@ class StreamScrubber:
         if final:
             count = len(ends)
         else:
+            # A match that reaches the end may still grow (a PEM block without its END).
+            open_ended = [start for start, stop in extents if stop == len(data)]
             hold = max(
-                self._scrubber._hold_start(data, base, self._max_hold),
+                min([self._scrubber._hold_start(data, base, self._max_hold), *open_ended]),
                 len(data) - self._max_hold,
             )
             count = 0
@@ -506,6 +386,6 @@ def restore_bytes(data: bytes, values: Mapping[str, str]) -> bytes:
         if bangs:
             return b"{" + bangs[1:] + m.group(2) + (as_json or b"") + b"}"
         value = values[name]
-        return _encode(_json_spelling(value) if as_json else value)[0]
+        return encode_text(_json_spelling(value) if as_json else value)[0]
 
     return _PLACEHOLDER_BYTES.sub(sub, data)

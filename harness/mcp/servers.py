@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 
 from harness.errors import BadInputError, HarnessError
 from harness.inputs import check_json_depth
+from harness.secrets import redact_url
 
 __all__ = [
     "KNOWN_FIELDS",
@@ -116,18 +117,6 @@ class McpConfigError(HarnessError, ValueError):
         self.source = source
         self.index = index
         self.field = field
-
-
-def redact_url(url: str) -> str:
-    """``scheme://host[:port]/…`` with credentials, path, query and fragment hidden."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or "?"
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        return "<url>"
-    tail = "/…" if (parts.path not in ("", "/") or parts.query or parts.fragment) else ""
-    return f"{parts.scheme}://{host}{port}{tail}"
 
 
 def _is_loopback_host(host: str) -> bool:

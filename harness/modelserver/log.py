@@ -8,17 +8,16 @@ call carried. Every request, answered or not, becomes a :class:`RequestRecord`::
      "message_roles", "structured", "reply_kind", "segment", "headers"}
 
 Bodies are not logged (they hold the prompt; seed 001 §6: prompts and credentials are
-never logged). Auth headers (``authorization``, ``x-api-key``, ``x-goog-api-key``, ...)
-are replaced whole; query parameters named like keys are replaced; their values, and
-anything key-shaped (``sk-…``, ``Bearer …``, ``AIza…``; :mod:`harness.redact`), are
-replaced wherever else they occur.
+never logged). Headers and query parameters named like credentials (``authorization``,
+``x-api-key``, ``cookie``, ``?key=``, ``?sig=``; :func:`harness.secrets.is_secret_name`)
+are replaced whole; their values, and anything key-shaped (``sk-…``, ``Bearer …``,
+``AIza…``; :mod:`harness.secrets`), are replaced wherever else they occur.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import IO, Any
 from urllib.parse import parse_qsl, urlencode
 
 from harness.redact import SECRET_MARK, Redactor
+from harness.secrets import is_secret_name
 
 __all__ = [
     "AUTH_HEADERS",
@@ -37,7 +37,7 @@ __all__ = [
     "redacted",
 ]
 
-#: Headers whose whole value is a credential.
+#: Headers whose whole value is a credential, whatever :func:`is_secret_name` says of others.
 AUTH_HEADERS = frozenset(
     {
         "authorization",
@@ -50,7 +50,10 @@ AUTH_HEADERS = frozenset(
         "x-auth-token",
     }
 )
-_SECRET_PARAM = re.compile(r"(?i)key|token|secret|password|passwd|auth|sig")
+
+
+def _secret_header(name: str) -> bool:
+    return name.lower() in AUTH_HEADERS or is_secret_name(name)
 
 
 @dataclass(frozen=True)
@@ -98,13 +101,13 @@ class RequestRecord:
 def _credentials(headers: Mapping[str, str], query: str) -> list[str]:
     found: list[str] = []
     for name, value in headers.items():
-        if name.lower() in AUTH_HEADERS and value:
+        if _secret_header(name) and value:
             found.append(value)
             scheme, _, token = value.partition(" ")
             if token and scheme.lower() in ("bearer", "basic", "token"):
                 found.append(token)
     for name, value in parse_qsl(query, keep_blank_values=True):
-        if _SECRET_PARAM.search(name) and value:
+        if is_secret_name(name) and value:
             found.append(value)
     return found
 
@@ -114,7 +117,7 @@ def redact_headers(headers: Mapping[str, str], redactor: Redactor) -> dict[str, 
     out: dict[str, str] = {}
     for name, value in headers.items():
         low = name.lower()
-        out[low] = SECRET_MARK if low in AUTH_HEADERS else redactor.redact(value)
+        out[low] = SECRET_MARK if _secret_header(low) else redactor.redact(value)
     return out
 
 
@@ -123,7 +126,7 @@ def redact_query(query: str, redactor: Redactor) -> str:
     if not query:
         return ""
     pairs = [
-        (name, SECRET_MARK if _SECRET_PARAM.search(name) else redactor.redact(value))
+        (name, SECRET_MARK if is_secret_name(name) else redactor.redact(value))
         for name, value in parse_qsl(query, keep_blank_values=True)
     ]
     return urlencode(pairs, safe="[]:")
