@@ -274,3 +274,42 @@ def test_apply_journals_before_it_writes_so_a_killed_run_is_recoverable(
     assert target.read_bytes() == b"USER\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert sorted(p.name for p in project.iterdir()) == [".mcp.json"]
+
+
+# --------------------------------------------------------------------------- harness mcp restore
+
+
+@pytest.mark.rule("SIG-JOURNAL-002", "SIG-JOURNAL-003")
+def test_mcp_restore_command_reports_what_it_did_and_leaves_live_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    gone_dir, live_dir = tmp_path / "gone", tmp_path / "live"
+    gone_dir.mkdir()
+    live_dir.mkdir()
+    user_file(gone_dir, b"USER\n", 0o644)
+    injected_by(gone_owner(), gone_dir)
+    injected_by(Owner.current(), live_dir)
+    assert main(["mcp", "restore", str(gone_dir)]) == 0
+    assert f"restored: {gone_dir / '.mcp.json'}" in capsys.readouterr().out
+    assert (gone_dir / ".mcp.json").read_bytes() == b"USER\n"
+    assert main(["mcp", "restore", str(live_dir), "--json"]) == 1  # a live run holds it
+    report = json.loads(capsys.readouterr().out)
+    assert report["live_runs"] == [os.getpid()] and report["removed"] == []
+    assert (live_dir / ".mcp.json").exists()
+    assert main(["mcp", "restore", str(gone_dir)]) == 0
+    assert "nothing to restore" in capsys.readouterr().out
+
+
+@pytest.mark.rule("SIG-JOURNAL-002")
+def test_mcp_restore_of_a_bad_journal_is_one_error_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    (tmp_path / JOURNAL_NAME).write_text("{broken", encoding="utf-8")
+    assert main(["mcp", "restore", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("harness: error: ") and str(tmp_path / JOURNAL_NAME) in err
+    assert len(err.strip().splitlines()) == 1
