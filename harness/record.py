@@ -79,6 +79,7 @@ __all__ = [
     "format_recording",
     "load_recording",
     "parse_recording",
+    "path_spellings",
     "recorded_env_names",
     "restore_paths",
     "set_expectation",
@@ -310,7 +311,8 @@ class RecordingWriter:
 
     ``header`` carries the run's real argv and env; the writer scrubs both and uses
     the env's secret values to redact the data (:class:`~harness.scrub.Scrubber`).
-    ``cwd``/``home``/``tmp`` become placeholders. Every method returns zero or more
+    ``cwd``/``home``/``tmp`` become placeholders; each may list several spellings of its
+    directory (:func:`path_spellings`). Every method returns zero or more
     complete lines (``""`` when a chunk is held back).
     """
 
@@ -318,9 +320,9 @@ class RecordingWriter:
         self,
         header: RecordingHeader,
         *,
-        cwd: str | None = None,
-        home: str | None = None,
-        tmp: str | None = None,
+        cwd: str | Sequence[str] | None = None,
+        home: str | Sequence[str] | None = None,
+        tmp: str | Sequence[str] | None = None,
         secrets: Iterable[str] = (),
         max_hold: int = DEFAULT_MAX_HOLD,
         max_queue: int = DEFAULT_MAX_QUEUE,
@@ -558,9 +560,9 @@ class RunRecorder:
         env_secrets = secret_values(env)
         self._writer = RecordingWriter(
             header,
-            cwd=self._cwd,
-            home=home,
-            tmp=self._tmp,
+            cwd=path_spellings(self._cwd),
+            home=path_spellings(home),
+            tmp=path_spellings(self._tmp, env.get("TMPDIR")),
             secrets=(*self._secrets, *secrets, *env_secrets),
         )
         if self.path is not None and self._out is None and self.error is None:
@@ -912,6 +914,21 @@ def load_recording(path: str | Path) -> Recording:
 
 
 # -- placeholders ----------------------------------------------------------------------------------
+
+
+def path_spellings(*paths: str | None) -> tuple[str, ...]:
+    """Each absolute path as given and as resolved through symlinks (``os.path.realpath``),
+    without repeats: a CLI that prints ``os.getcwd()`` under a symlinked ``--cwd`` (macOS's
+    ``/tmp`` is ``/private/tmp``) writes the resolved one (rule RECORD-PATHS-REAL-001)."""
+    out: list[str] = []
+    for path in paths:
+        if not path:
+            continue
+        spellings = [path]
+        if os.path.isabs(path):
+            spellings.append(os.path.realpath(path))
+        out.extend(s for s in spellings if s not in out)
+    return tuple(out)
 
 
 def restore_paths(recording: Recording, *, cwd: str, home: str, tmp: str) -> Recording:

@@ -1,8 +1,10 @@
-"""Rules of secret detection, shared by every place that redacts.
+"""Rules of secret detection, shared by every place that redacts, and of recorded paths
+reached through symlinks.
 
 Enforced by ``harness/secrets.py`` (the one detector) and its callers ``harness/scrub.py``,
 ``harness/redact.py``, ``conformance/fakes.py``, ``harness/mcp/servers.py``,
-``harness/modelserver/log.py``; proved by ``tests/secrets/``.
+``harness/modelserver/log.py``, and by ``harness/record.py`` (path spellings); proved by
+``tests/secrets/`` and ``tests/recording/test_record_paths.py``.
 """
 
 from __future__ import annotations
@@ -32,5 +34,11 @@ RULES = (
         "The password of a scheme://user:password@host URL is redacted wherever it appears; "
         "the scheme, user and host are kept.",
         "seed 001 §14",
+    ),
+    _rule(
+        "RECORD-PATHS-REAL-001",
+        "The run's cwd, home and temp directories are written as placeholders both as given "
+        "and as resolved through symlinks, the longest spelling first.",
+        "design §Recordings",
     ),
 )
