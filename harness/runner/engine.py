@@ -1062,7 +1062,8 @@ class CancelOnSignals:
     ) -> None:
         self._target = None
         for signum, previous in self._previous.items():
-            signal.signal(signum, previous)
+            # None: the handler was not set from Python; the default is the closest.
+            signal.signal(signum, signal.SIG_DFL if previous is None else previous)
         self._previous.clear()
 
     def bind(self, cancel: asyncio.Event) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import stat
 import subprocess
@@ -235,3 +236,37 @@ def test_after_kill_9_the_users_file_comes_back(
     assert done.returncode == 0, done.stderr
     assert str(run.project / ".mcp.json") in done.stdout + done.stderr  # it says what it did
     _assert_users_file_is_back(run.project)
+
+
+@pytest.mark.rule("SIG-CANCEL-001")
+@posix_only
+def test_cancel_on_signals_sets_the_event_and_restores_the_handlers() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+
+    async def main(signals: engine.CancelOnSignals) -> bool:
+        cancel = asyncio.Event()
+        signals.bind(cancel)
+        os.kill(os.getpid(), signal.SIGTERM)
+        await asyncio.wait_for(cancel.wait(), 10)
+        return cancel.is_set()
+
+    with engine.CancelOnSignals() as signals:
+        assert asyncio.run(main(signals))
+        os.kill(os.getpid(), signal.SIGHUP)  # a later one changes nothing
+    assert signals.received == signal.SIGTERM and signals.count == 2
+    assert signals.exit_code == 143 and signals.name == "SIGTERM"
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.rule("SIG-CANCEL-001")
+@posix_only
+def test_a_signal_before_the_run_cancels_it_as_soon_as_it_is_bound() -> None:
+    async def main(signals: engine.CancelOnSignals) -> bool:
+        cancel = asyncio.Event()
+        signals.bind(cancel)
+        return cancel.is_set()
+
+    with engine.CancelOnSignals() as signals:
+        os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt while it is open
+        assert asyncio.run(main(signals))
+    assert signals.exit_code == 130
