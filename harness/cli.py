@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -254,6 +255,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _usage_error(exc)
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt:
+        # A Ctrl-C before a command installed its own handling (or in one that has none):
+        # nothing was spawned or injected yet, so stop quietly with the shell's code.
+        print("harness: interrupted", file=sys.stderr)
+        return 128 + int(signal.SIGINT)
 
 
 def _usage_error(exc: HarnessError) -> int:

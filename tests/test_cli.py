@@ -260,3 +260,19 @@ def test_parse_errors_name_the_problem(capsys: pytest.CaptureFixture[str], tmp_p
     assert code == 2
     code, _, err = run_cli(capsys, "parse", "x")
     assert code == 2 and "--agent" in err
+
+
+@pytest.mark.rule("SIG-CANCEL-001")
+def test_ctrl_c_outside_a_run_exits_130_without_a_traceback(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C that lands before a command installs its own handling stops quietly."""
+    import harness.commands
+
+    def interrupted(*_: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(harness.commands, "run_command", interrupted)
+    assert main(["agents"]) == 130
+    err = capsys.readouterr().err
+    assert err == "harness: interrupted\n"

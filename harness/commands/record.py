@@ -341,15 +341,20 @@ def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
             elif task is not None:
                 task.cancel()
 
-        installed = False
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGINT, on_sigint)
-            installed = True
+        # SIG-CANCEL-001: SIGTERM and SIGHUP cancel in the same order as the first Ctrl-C.
+        installed: list[int] = []
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is None:
+                continue
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, on_sigint)
+                installed.append(signum)
         try:
             return await run_agent_async(request, on_event=show, cancel=cancel, tap=recorder)
         finally:
-            if installed:
-                loop.remove_signal_handler(signal.SIGINT)
+            for signum in installed:
+                loop.remove_signal_handler(signum)
 
     try:
         result = asyncio.run(main())

@@ -469,10 +469,11 @@ def test_harness_record_exit_code_follows_the_expectation(world: FakeWorld, tmp_
     assert header.expect is not None and header.expect.status == "failed"
 
 
-@pytest.mark.rule("RECORD-CLI-001", "RECORD-PARTIAL-001")
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a process is POSIX")
-def test_harness_record_first_sigint_cancels_and_completes_the_recording(
-    world: FakeWorld, tmp_path: Path
+@pytest.mark.rule("RECORD-CLI-001", "RECORD-PARTIAL-001", "SIG-CANCEL-001")
+@pytest.mark.skipif(sys.platform == "win32", reason="signals to a process are POSIX")
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_harness_record_first_signal_cancels_and_completes_the_recording(
+    world: FakeWorld, tmp_path: Path, signum: str
 ) -> None:
     out = tmp_path / "cancel.jsonl"
     project = world.project()
@@ -487,14 +488,14 @@ def test_harness_record_first_sigint_cancels_and_completes_the_recording(
     )
     try:
         _wait_for(out, b"Thinking about it", proc)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, signum))
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
     assert proc.returncode == 0, stderr.decode()
-    assert b"cancelling the run" in stderr
+    assert b"cancelling the run" in stderr and b"Traceback" not in stderr
     assert b"cancelled (" in stdout and b"as expected" in stdout
     recording = load_recording(out)  # complete: the exit line is there
     assert recording.exit.code is not None or recording.exit.signal is not None
