@@ -37,6 +37,7 @@ from conformance.checks import Finding, check, failed, passed, skipped
 from conformance.evidence import Direction, Frame
 from fake_clis.scenario import Scenario, Step
 from harness.schemas import load_schema
+from harness.secrets import SecretMatcher, spellings
 
 if TYPE_CHECKING:
     from harness.record import Recording
@@ -839,15 +840,24 @@ def stderr_keeps_no_secret(obs: RunObservation) -> Finding:
     secrets = [s for s in obs.secrets if len(s) >= _MIN_SECRET]
     if not secrets:
         return skipped(f"no secret of at least {_MIN_SECRET} characters was given to the run")
-    leaked = [i for i, s in enumerate(secrets) if s in obs.stderr_tail]
-    if leaked:
-        first = secrets[leaked[0]]
-        at = obs.stderr_tail.find(first)
+    # SECRET-ENCODED-001: a secret printed JSON-escaped or percent-encoded is still leaked.
+    tail = obs.stderr_tail.encode("utf-8", "surrogatepass")
+    found = [(i, at) for i, s in enumerate(secrets) if (at := _first_spelling(tail, s)) >= 0]
+    if found:
+        index, at = found[0]
+        near = tail[max(0, at - 40) : at + len(secrets[index]) + 40]
+        masked = SecretMatcher(secrets).redact_bytes(near, _SECRET_MARK.encode("utf-8"))
         return _fail(
             obs,
-            f"{len(leaked)} secret value(s) appear in the stderr tail",
+            f"{len(found)} secret value(s) appear in the stderr tail",
             expected="every secret redacted from stderr",
-            actual=f"secret #{leaked[0] + 1} ({len(first)} characters) at offset {at}: "
-            + _mask(obs.stderr_tail[max(0, at - 40) : at + len(first) + 40], secrets),
+            actual=f"secret #{index + 1} ({len(secrets[index])} characters) at byte {at}: "
+            + masked.decode("utf-8", "replace"),
         )
     return passed(f"{len(secrets)} secret(s) absent from the stderr tail")
+
+
+def _first_spelling(data: bytes, secret: str) -> int:
+    """The offset of the first spelling of ``secret`` in ``data`` (raw, escaped, encoded), -1."""
+    offsets = [at for spelling in spellings(secret) if (at := data.find(spelling)) >= 0]
+    return min(offsets, default=-1)

@@ -115,13 +115,14 @@ class RecordTarget:
     ) -> RunRecorder:
         """A recorder that opens this file when the process is spawned.
 
-        ``env`` is the run's base env: every secret-named value in it is redacted from
-        the data too (the child env may lack a key the def stripped, ref §5.3, while the
-        CLI could still have read it elsewhere). ``env_names`` are the names the caller
-        set for this run; the header keeps them beside the def's declared ones.
+        ``env`` is the run's base env: every secret in it (secret-named values, passwords
+        inside URLs) is redacted from the data too (the child env may lack a key the def
+        stripped, ref §5.3, while the CLI could still have read it elsewhere). ``env_names``
+        are the names the caller set for this run; the header keeps them beside the def's
+        declared ones.
         """
         from harness.record import RunRecorder
-        from harness.scrub import is_secret_name
+        from harness.secrets import secret_values
 
         home = env.get("HOME") or env.get("USERPROFILE")
         return RunRecorder(
@@ -129,7 +130,7 @@ class RecordTarget:
             cwd=os.path.abspath(cwd),
             home=home,
             cli_version=cli_version,
-            secrets=[*secrets, *(v for k, v in env.items() if is_secret_name(k))],
+            secrets=[*secrets, *secret_values(env)],
             created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             expect=expect,
             env_names=env_names,

@@ -11,6 +11,8 @@ RUN-SECRET-001, RUN-CONTINUE-001.
 from __future__ import annotations
 
 import dataclasses
+import json
+import urllib.parse
 from typing import Any
 
 import pytest
@@ -441,6 +443,24 @@ def test_a_secret_in_the_stderr_tail_fails_without_being_repeated() -> None:
     redacted = happy_run(stderr_tail="debug: using key [REDACTED:secret]\n")
     assert judge(redacted, "RUN-SECRET-001").status is Status.PASS
     assert judge(happy_run(secrets=("short",)), "RUN-SECRET-001").status is Status.SKIPPED
+
+
+@pytest.mark.rule("RUN-SECRET-001", "SECRET-ENCODED-001")
+@pytest.mark.parametrize(
+    "spell",
+    [
+        lambda s: json.dumps(s, ensure_ascii=True)[1:-1],
+        lambda s: urllib.parse.quote(s, safe=""),
+        urllib.parse.quote_plus,
+    ],
+    ids=["json-u-escaped", "percent", "percent-plus"],
+)
+def test_a_secret_printed_encoded_in_the_stderr_tail_fails_too(spell: Any) -> None:
+    secret = "sk-\u00e9t\u00e9 key/with+signs"
+    leaky = happy_run(stderr_tail=f"request: {spell(secret)} sent\n", secrets=(secret,))
+    finding = judge(leaky, "RUN-SECRET-001")
+    text = assert_fails(finding, "RUN-SECRET-001", "secret #1", "[SECRET]")
+    assert spell(secret) not in text
 
 
 @pytest.mark.rule("RUN-SECRET-001")
