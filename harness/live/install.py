@@ -40,6 +40,7 @@ __all__ = [
     "install_dir",
     "install_recipe",
     "installed_bin",
+    "python_accepted",
     "read_marker",
 ]
 
@@ -108,53 +109,150 @@ def read_marker(prefix: Path) -> dict[str, object] | None:
 
 
 def installed_bin(recipe: Recipe, cache_dir: Path | None = None) -> Path | None:
-    """The executable of the recipe's pinned install, when it exists (else ``None``)."""
+    """The executable of the recipe's pinned install, when it exists and its venv (PyPI)
+    was built with a Python the recipe accepts (else ``None``)."""
     if recipe.package is None or recipe.skipped:
         return None
     cache = cache_dir if cache_dir is not None else default_cache_dir()
-    path = _bin_in(recipe.package, install_dir(recipe.package, cache))
+    prefix = install_dir(recipe.package, cache)
+    if _stale_venv(recipe.package, prefix):
+        return None  # built with a Python the CLI does not run on: install again
+    path = _bin_in(recipe.package, prefix)
     return path if path.is_file() and os.access(path, os.X_OK) else None
 
 
-def _python_version(python: str) -> tuple[int, int] | None:
+def _python_version(python: str) -> tuple[tuple[int, int, int] | None, str]:
+    """The ``(major, minor, micro)`` of an interpreter, or ``None`` and why it did not
+    answer (a pyenv shim of a version that is not active exits non-zero)."""
     try:
         proc = subprocess.run(
-            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            [python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
             capture_output=True,
             text=True,
             timeout=30,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    m = re.match(r"^(\d+)\.(\d+)$", proc.stdout.strip())
-    return (int(m.group(1)), int(m.group(2))) if m and proc.returncode == 0 else None
+    except OSError as exc:
+        return None, f"does not start ({exc.strerror})"
+    except subprocess.TimeoutExpired:
+        return None, "did not answer within 30 s"
+    m = re.match(r"^(\d+)\.(\d+)\.(\d+)$", proc.stdout.strip())
+    if proc.returncode == 0 and m:
+        return (int(m.group(1)), int(m.group(2)), int(m.group(3))), ""
+    said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+    return None, f"does not run (exit {proc.returncode}: {said[0][:120] if said else 'no output'})"
 
 
-def find_python(minimum: str | None, env: Mapping[str, str] | None = None) -> str:
-    """An interpreter >= ``minimum`` (``"3.12"``): this one, ``python3.X`` on PATH, or a
-    pyenv version. Raises :class:`InstallError` naming what was tried."""
-    if minimum is None:
+def _as_minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def _managed_pythons(env: Mapping[str, str]) -> list[Path]:
+    """Interpreters installed by pyenv (``$PYENV_ROOT``, ``~/.pyenv``) and by uv
+    (``$UV_PYTHON_INSTALL_DIR``, ``$XDG_DATA_HOME/uv/python``, ``~/.local/share/uv/python``)."""
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    roots: list[Path] = []
+    for pyenv_root in (env.get("PYENV_ROOT", ""), str(home / ".pyenv")):
+        if pyenv_root:
+            roots.append(Path(pyenv_root) / "versions")
+    for uv_dir in (
+        env.get("UV_PYTHON_INSTALL_DIR", ""),
+        str(Path(env["XDG_DATA_HOME"]) / "uv" / "python") if env.get("XDG_DATA_HOME") else "",
+        str(home / ".local" / "share" / "uv" / "python"),
+    ):
+        if uv_dir:
+            roots.append(Path(uv_dir))
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for root in roots:
+        try:
+            versions = sorted(p for p in root.iterdir() if p.is_dir())
+        except OSError:
+            continue
+        for version_dir in versions:
+            candidate = version_dir / "bin" / "python3"
+            key = candidate.resolve() if candidate.exists() else candidate
+            if candidate.is_file() and key not in seen:
+                seen.add(key)
+                found.append(candidate)
+    return found
+
+
+def python_accepted(
+    version: tuple[int, ...], minimum: str | None, allowed: Sequence[str] = ()
+) -> bool:
+    """Whether an interpreter of ``version`` may build the venv: at least ``minimum`` and,
+    when ``allowed`` is given, one of those major.minor versions."""
+    if minimum is not None and version[:2] < _as_minor(minimum):
+        return False
+    return not allowed or version[:2] in {_as_minor(v) for v in allowed}
+
+
+def _wanted(minimum: str | None, allowed: Sequence[str]) -> str:
+    if allowed:
+        return "Python " + " or ".join(allowed)
+    return f"Python >= {minimum}"
+
+
+def find_python(
+    minimum: str | None,
+    env: Mapping[str, str] | None = None,
+    *,
+    allowed: Sequence[str] = (),
+) -> str:
+    """An interpreter that is at least ``minimum`` (``"3.12"``) and, when ``allowed`` names
+    versions (``("3.13",)``), one of them: this one, ``python3.X`` on PATH, a pyenv version
+    or a uv-managed one. Each candidate is run to learn its version (a pyenv shim of an
+    inactive version does not run). Raises :class:`InstallError` naming every candidate and
+    what it was."""
+    if minimum is None and not allowed:
         return sys.executable
-    want = tuple(int(p) for p in minimum.split("."))
-    if sys.version_info[:2] >= want:
+    environ = os.environ if env is None else env
+    if python_accepted(sys.version_info[:3], minimum, allowed):
         return sys.executable
-    path = (os.environ if env is None else env).get("PATH", "")
-    tried: list[str] = [sys.executable]
+    tried = [f"{sys.executable} is {'.'.join(map(str, sys.version_info[:3]))}"]
+    if allowed:
+        minors = [_as_minor(v)[1] for v in allowed]
+    else:
+        assert minimum is not None
+        low = _as_minor(minimum)[1]
+        minors = list(range(low, low + 6))
     candidates: list[str] = []
-    for minor in range(want[1], want[1] + 6):
+    path = environ.get("PATH", "")
+    for minor in minors:
         found = shutil.which(f"python3.{minor}", path=path)
         if found:
             candidates.append(found)
-    pyenv = Path.home() / ".pyenv" / "versions"
-    if pyenv.is_dir():
-        candidates.extend(str(p / "bin" / "python3") for p in sorted(pyenv.iterdir()))
+    candidates.extend(str(p) for p in _managed_pythons(environ))
+    seen = {os.path.realpath(sys.executable)}
     for candidate in candidates:
-        tried.append(candidate)
-        version = _python_version(candidate)
-        if version is not None and version >= want:
+        real = os.path.realpath(candidate)
+        if real in seen:
+            continue
+        seen.add(real)
+        version, why = _python_version(candidate)
+        if version is None:
+            tried.append(f"{candidate} {why}")
+            continue
+        if python_accepted(version, minimum, allowed):
             return candidate
-    raise InstallError(f"no Python >= {minimum} found (tried {', '.join(tried)})")
+        tried.append(f"{candidate} is {'.'.join(map(str, version))}")
+    raise InstallError(
+        f"the recipe needs {_wanted(minimum, allowed)} and none was found "
+        f"(looked on PATH, in pyenv and uv installs: {'; '.join(tried)}); install one, "
+        f"e.g. `pyenv install {allowed[0] if allowed else minimum}`"
+    )
+
+
+def _venv_version(prefix: Path) -> tuple[int, ...] | None:
+    """The Python version a venv was built with (``pyvenv.cfg``), if it says."""
+    try:
+        text = (prefix / "pyvenv.cfg").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    m = re.search(r"^\s*version(?:_info)?\s*=\s*(\d+)\.(\d+)(?:\.(\d+))?", text, re.MULTILINE)
+    return tuple(int(g) for g in m.groups() if g is not None) if m else None
 
 
 def _run(cmd: Sequence[str], out: Out, env: Mapping[str, str] | None) -> None:
@@ -177,6 +275,20 @@ def _run(cmd: Sequence[str], out: Out, env: Mapping[str, str] | None) -> None:
         raise InstallError(f"{' '.join(cmd)}: exit {proc.returncode}\n{tail}")
 
 
+def _stale_venv(package: PackageSpec, prefix: Path) -> str:
+    """Why an existing venv cannot be kept (built with a Python the recipe does not
+    accept), or ``""``."""
+    if package.manager != "pypi":
+        return ""
+    version = _venv_version(prefix)
+    if version is None or python_accepted(version, package.python, package.pythons):
+        return ""
+    return (
+        f"{prefix} was built with Python {'.'.join(map(str, version))}, "
+        f"but the recipe needs {_wanted(package.python, package.pythons)}"
+    )
+
+
 def install_recipe(
     recipe: Recipe,
     cache_dir: Path | None = None,
@@ -195,6 +307,11 @@ def install_recipe(
     prefix = install_dir(package, cache)
     bin_path = _bin_in(package, prefix)
     marker = read_marker(prefix)
+    stale = _stale_venv(package, prefix)
+    if stale:
+        out(f"{recipe.agent}: {stale}; rebuilding it")
+        shutil.rmtree(prefix)
+        marker = None
     if marker is not None and not force and bin_path.is_file():
         out(f"{recipe.agent}: {package.key} already installed in {prefix} (marker {MARKER})")
         return InstallOutcome(recipe.agent, "present", str(prefix), 0.0, str(bin_path))
@@ -202,6 +319,7 @@ def install_recipe(
     started = time.monotonic()
     prefix.mkdir(parents=True, exist_ok=True)
     path = (os.environ if env is None else env).get("PATH", "")
+    python = ""
     if package.manager == "npm":
         npm = shutil.which("npm", path=path)
         if npm is None:
@@ -221,7 +339,7 @@ def install_recipe(
             env,
         )
     else:
-        python = find_python(package.python, env)
+        python = find_python(package.python, env, allowed=package.pythons)
         if not (prefix / "pyvenv.cfg").is_file():
             _run([python, "-m", "venv", str(prefix)], out, env)
         pip = prefix / ("Scripts" if sys.platform == "win32" else "bin") / "pip"
@@ -250,6 +368,7 @@ def install_recipe(
                 "name": package.name,
                 "version": package.version,
                 "bin": str(bin_path),
+                **({"python": python} if python else {}),
                 "seconds": round(seconds, 2),
                 "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             },

@@ -101,7 +101,11 @@ class PackageSpec:
     version: str
     bin: str
     bin_path: str | None = None
+    #: pypi only: the minimum Python (``"3.12"``) the venv needs.
     python: str | None = None
+    #: pypi only: the Python versions (``"3.13"``) the CLI is known to run on; when given,
+    #: the venv is built with one of them or the install is refused.
+    pythons: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -386,6 +390,8 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
     telemetry = raw.get("telemetry", {})
     isolation = raw.get("isolation", {})
     package = raw.get("package")
+    if package:
+        _check_pythons(package, path)
     return Recipe(
         agent=agent,
         path=path,
@@ -400,6 +406,7 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
                 bin=str(package["bin"]),
                 bin_path=package.get("bin_path"),
                 python=package.get("python"),
+                pythons=tuple(package.get("pythons", ())),
             )
             if package
             else None
@@ -420,6 +427,32 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
         scenarios=tuple(cases),
         volatile_text=tuple(volatile),
     )
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def _check_pythons(package: Mapping[str, Any], path: str) -> None:
+    """``package.python`` / ``package.pythons`` name interpreters for a venv: PyPI only, and
+    every listed version at least the minimum."""
+    for key in ("python", "pythons"):
+        if key in package and package["manager"] != "pypi":
+            raise RecipeError(
+                path,
+                f"package.{key}",
+                f"names a Python for a venv, but the package is installed with "
+                f"{package['manager']}, not pypi",
+            )
+    minimum = package.get("python")
+    for i, version in enumerate(package.get("pythons", ())):
+        if minimum is not None and _minor(version) < _minor(minimum):
+            raise RecipeError(
+                path,
+                f"package.pythons[{i}]",
+                f"{version} is below the package's minimum Python {minimum}",
+            )
 
 
 def load_recipe(path: str | os.PathLike[str]) -> Recipe:

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.live.install import MARKER, InstallError, install_recipe, installed_bin, read_marker
+from harness.live.install import (
+    MARKER,
+    InstallError,
+    find_python,
+    install_recipe,
+    installed_bin,
+    read_marker,
+)
 from harness.live.recipes import parse_recipe, recipe_for
 
 pytestmark = pytest.mark.posix
@@ -91,3 +98,123 @@ def test_a_skip_recipe_is_not_installed(tmp_path: Path) -> None:
     assert qoder is not None
     outcome = install_recipe(qoder, tmp_path, out=lambda _m: None, env={"PATH": ""})
     assert outcome.action == "skipped" and not any(tmp_path.iterdir())
+
+
+# -- which Python builds a PyPI CLI's venv ------------------------------------------------------
+#: A stand-in interpreter: answers the version probe and makes a venv with a pip that
+#: installs a bin ``x`` (args: ``-m venv PREFIX`` / ``install ... SPEC``).
+FAKE_PYTHON = """#!/bin/sh
+if [ "$1" = "-m" ]; then
+  mkdir -p "$3/bin"
+  printf 'home = /x\\nversion = {version}\\n' > "$3/pyvenv.cfg"
+  printf '#!/bin/sh\\nmkdir -p "$(dirname "$0")"; printf "#!/bin/sh\\\\n" > "$(dirname "$0")/x"; \
+chmod +x "$(dirname "$0")/x"\\n' > "$3/bin/pip"
+  chmod +x "$3/bin/pip"
+  echo "$0" >> "$PY_LOG"
+  exit 0
+fi
+echo {version}
+"""
+#: A pyenv shim of a version that is not active: on PATH, but it does not run.
+SHIM = """#!/bin/sh
+echo "pyenv: $(basename "$0"): command not found" >&2
+exit 127
+"""
+
+
+def _exe(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def _pythons(tmp_path: Path, versions: tuple[str, ...]) -> dict[str, str]:
+    """An env whose PATH holds only shims and whose pyenv root holds ``versions``."""
+    shims = tmp_path / "shims"
+    for v in versions:
+        _exe(shims / f"python{v.rsplit('.', 1)[0]}", SHIM)
+    root = tmp_path / "pyenv"
+    for v in versions:
+        _exe(root / "versions" / v / "bin" / "python3", FAKE_PYTHON.format(version=v))
+    return {
+        "PATH": f"{shims}{os.pathsep}/usr/bin:/bin",
+        "PYENV_ROOT": str(root),
+        "HOME": str(tmp_path / "home"),
+        "PY_LOG": str(tmp_path / "py.log"),
+    }
+
+
+def _pypi(**package: object) -> dict[str, object]:
+    return {
+        "format": "live-recipe-v1",
+        "agent": "x",
+        "package": {"manager": "pypi", "name": "x-cli", "version": "1.0.0", "bin": "x", **package},
+        "provider": "openai-chat",
+        "scenarios": ["text"],
+    }
+
+
+@pytest.mark.rule("LIVE-INSTALL-001")
+def test_find_python_skips_shims_that_do_not_run_and_versions_not_listed(
+    tmp_path: Path,
+) -> None:
+    env = _pythons(tmp_path, ("3.97.1", "3.98.0", "3.99.2"))
+    found = find_python("3.97", env, allowed=("3.98",))
+    assert found == str(tmp_path / "pyenv" / "versions" / "3.98.0" / "bin" / "python3")
+    # a minimum alone takes the first that is new enough
+    assert find_python("3.99", env).endswith("3.99.2/bin/python3")
+
+
+@pytest.mark.rule("LIVE-INSTALL-001")
+def test_find_python_refuses_with_what_it_tried(tmp_path: Path) -> None:
+    env = _pythons(tmp_path, ("3.97.1",))
+    with pytest.raises(InstallError) as caught:
+        find_python(None, env, allowed=("3.98", "3.99"))
+    message = str(caught.value)
+    assert "needs Python 3.98 or 3.99" in message
+    assert "3.97.1/bin/python3 is 3.97.1" in message
+    assert "command not found" not in message  # no shim of 3.98/3.99 exists here
+    env = _pythons(tmp_path / "b", ("3.98.1",))
+    (tmp_path / "b" / "pyenv" / "versions" / "3.98.1" / "bin" / "python3").unlink()
+    with pytest.raises(InstallError, match=r"python3\.98 does not run \(exit 127: pyenv"):
+        find_python(None, env, allowed=("3.98",))
+
+
+@pytest.mark.rule("LIVE-INSTALL-001")
+def test_find_python_looks_in_uv_managed_installs(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    uv = home / ".local" / "share" / "uv" / "python" / "cpython-3.99.0-linux-x86_64-gnu"
+    _exe(uv / "bin" / "python3", FAKE_PYTHON.format(version="3.99.0"))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    assert find_python(None, env, allowed=("3.99",)) == str(uv / "bin" / "python3")
+
+
+@pytest.mark.rule("LIVE-INSTALL-001")
+def test_a_pypi_install_uses_a_listed_python_and_rebuilds_a_venv_of_another(
+    tmp_path: Path,
+) -> None:
+    env = _pythons(tmp_path, ("3.98.0", "3.99.1"))
+    cache = tmp_path / "cache"
+    prefix = cache / "venv" / "x-cli==1.0.0"
+    # a venv left by an install with a Python the CLI does not run on
+    _exe(prefix / "bin" / "x", "#!/bin/sh\n")
+    (prefix / "pyvenv.cfg").write_text("home = /old\nversion = 3.98.0\n")
+    (prefix / MARKER).write_text("{}")
+    recipe = parse_recipe(_pypi(pythons=["3.99"]), path="x.json")
+    assert installed_bin(recipe, cache) is None  # not usable as it is
+    lines: list[str] = []
+    outcome = install_recipe(recipe, cache, out=lines.append, env=env)
+    assert outcome.action == "installed"
+    assert any("built with Python 3.98.0, but the recipe needs Python 3.99" in m for m in lines)
+    assert (tmp_path / "py.log").read_text().split() == [
+        str(tmp_path / "pyenv" / "versions" / "3.99.1" / "bin" / "python3")
+    ]
+    marker = read_marker(prefix)
+    assert marker is not None and str(marker["python"]).endswith("3.99.1/bin/python3")
+    assert installed_bin(recipe, cache) == prefix / "bin" / "x"
+    # no listed Python at all: refused before anything is made
+    other = parse_recipe({**_pypi(pythons=["3.97"]), "agent": "y"}, path="y.json")
+    with pytest.raises(InstallError, match=r"needs Python 3\.97"):
+        install_recipe(other, tmp_path / "cache2", out=lambda _m: None, env=env)
+    assert not (tmp_path / "cache2" / "venv" / "x-cli==1.0.0" / "pyvenv.cfg").exists()

@@ -83,6 +83,9 @@ def _mutate(path: str, value: Any) -> dict[str, Any]:
         ("scenarios.1", "text", "scenarios[1]", "listed twice"),
         ("package", KeyError, "$", "'package' is a required property"),
         ("surprise", 1, "$", "Additional properties"),
+        ("package.pythons", ["3.13"], "package.pythons", "installed with npm, not pypi"),
+        ("package.pythons", ["3.13", "3.13"], "package.pythons", "non-unique"),
+        ("package.pythons", ["3.13.0"], "package.pythons[0]", "does not match"),
     ],
 )
 def test_errors_name_the_file_and_the_field(path: str, value: Any, field: str, words: str) -> None:
@@ -91,6 +94,20 @@ def test_errors_name_the_file_and_the_field(path: str, value: Any, field: str, w
     err = info.value
     assert (err.path, err.field) == ("recipes/claude.json", field), str(err)
     assert words in err.problem and err.rule == "LIVE-RECIPE-001"
+
+
+@pytest.mark.rule("LIVE-RECIPE-001")
+def test_pythons_name_the_versions_a_pypi_cli_runs_on() -> None:
+    pypi = {"manager": "pypi", "name": "x", "version": "1.0", "bin": "x", "python": "3.12"}
+    recipe = parse_recipe({**GOOD, "package": {**pypi, "pythons": ["3.13", "3.14"]}}, path="c")
+    assert recipe.package is not None and recipe.package.pythons == ("3.13", "3.14")
+    with pytest.raises(RecipeError) as info:
+        parse_recipe({**GOOD, "package": {**pypi, "pythons": ["3.13", "3.11"]}}, path="c")
+    assert info.value.field == "package.pythons[1]"
+    assert "3.11 is below the package's minimum Python 3.12" in info.value.problem
+    kimi = recipe_for("kimi")
+    # kimi-cli 1.51.0 fails at start on 3.11 and 3.12 (TypeError: super(type, obj))
+    assert kimi is not None and kimi.package is not None and kimi.package.pythons == ("3.13",)
 
 
 @pytest.mark.rule("LIVE-RECIPE-001")
