@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +164,24 @@ def test_not_installed_and_no_recipe_are_skipped_with_the_reason(tmp_path: Path)
     )
     found = real_findings(no_recipe)
     assert all(f.status.value == "skipped" and "no live recipe" in f.reason for _r, _s, f in found)
+
+
+#: What a skip reason must not say: it is read by users on their own machines, so it speaks
+#: of the CLI (a login, a vendor script, a download at install time), never of the machine
+#: the harness was built on or how its packages were looked up.
+_NOT_ABOUT_THE_CLI = re.compile(r"(?i)this machine|\bhere\b|registr|name lists?\b|searched")
+
+
+@pytest.mark.rule("LIVE-SKIP-001")
+def test_a_skip_reason_speaks_of_the_cli_not_of_the_machine() -> None:
+    skips = {a: r for a, r in load_recipes().items() if r.skipped}
+    assert {"qoder", "amp", "deepseek"} <= set(skips)
+    for agent, recipe in skips.items():
+        for what, text in (
+            ("skip.reason", recipe.skip_reason or ""),
+            ("description", recipe.description),
+        ):
+            found = _NOT_ABOUT_THE_CLI.search(text)
+            assert found is None, f"{agent} {what}: {found.group(0)!r} in {text!r}"
+    # deepseek: the fact that holds for its users
+    assert "downloads its binary at install time" in (skips["deepseek"].skip_reason or "")
