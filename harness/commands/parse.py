@@ -30,7 +30,7 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import IO, TYPE_CHECKING, TextIO
 
 from harness.errors import HarnessError
 from harness.events import Event, Raw
@@ -44,6 +44,9 @@ __all__ = ["cmd_parse", "resolve_format"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+
+#: Bytes read from the input at a time (PARSE-MEMORY-001): the input is never held whole.
+READ_CHUNK_BYTES = 64 * 1024
 
 
 def _resolve(args: argparse.Namespace) -> tuple[str, str | None, AgentDef | None]:
@@ -79,6 +82,28 @@ def _read(path: str) -> bytes:
         raise HarnessError(f"{path}: {exc.strerror}") from exc
 
 
+def _chunks(path: str, size: int = READ_CHUNK_BYTES) -> Iterator[bytes]:
+    """The file at ``path``, ``size`` bytes at a time (PARSE-MEMORY-001); opened now, so a
+    missing file is reported before anything is printed."""
+    try:
+        handle = Path(path).open("rb")  # noqa: SIM115 -- _read_chunks closes it
+    except OSError as exc:
+        raise HarnessError(f"{path}: {exc.strerror}") from exc
+    return _read_chunks(handle, path, size)
+
+
+def _read_chunks(handle: IO[bytes], path: str, size: int) -> Iterator[bytes]:
+    with handle:
+        while True:
+            try:
+                chunk = handle.read(size)
+            except OSError as exc:
+                raise HarnessError(f"{path}: {exc.strerror}") from exc
+            if not chunk:
+                return
+            yield chunk
+
+
 def cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
     from harness.streams import TWO_WAY_FORMATS, UnknownStreamFormatError, create_parser
 
@@ -94,17 +119,17 @@ def cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
             f"--frames and --host-input apply to two-way formats only "
             f"({', '.join(sorted(TWO_WAY_FORMATS))}); {stream_format!r} is one-way"
         )
-    data = _read(args.file)
+    # PARSE-MEMORY-001: fed as read, --chunk bytes (else 64 KiB) at a time; printed as parsed.
+    chunks = _chunks(args.file, args.chunk or READ_CHUNK_BYTES)
     try:
         parser = create_parser(stream_format, dialect)
     except UnknownStreamFormatError as exc:
         raise HarnessError(str(exc)) from exc
-    size = args.chunk or max(len(data), 1)
     recognised = unrecognised = 0
 
     def batches() -> Iterator[list[Event]]:
-        for start in range(0, len(data), size):
-            yield parser.feed(data[start : start + size])
+        for chunk in chunks:
+            yield parser.feed(chunk)
         yield parser.finish()
 
     for events in batches():
@@ -135,12 +160,29 @@ def _replay(
     frames: bool,
     host_input: str | None,
 ) -> int:
-    from harness.capture import replay
+    from harness.capture import adapter_for, parse_host_input, replay_capture
+    from harness.capture.driver import capture_values
 
-    data = _read(args.file)
-    host = _read(host_input) if host_input is not None else None
-    result = replay(stream_format, data, defn=defn, host_input=host, chunk_size=args.chunk)
-    _emit(result.events, out, args.json)
+    # PARSE-MEMORY-001: the capture is read in chunks (twice when the request is
+    # synthesized from its handshake) and each event is printed as the session emits it.
+    adapter = adapter_for(stream_format)
+    captured = _chunks(args.file)
+    host_frames = parse_host_input(_read(host_input)) if host_input is not None else None
+    if host_frames is not None:
+        request, source = adapter.host_request(host_frames), "host-input"
+    else:
+        request = adapter.synthesize_request(capture_values(captured))
+        source, captured = "synthesized", _chunks(args.file)
+    result = replay_capture(
+        adapter.create_session(defn, host_frames),
+        request,
+        captured,
+        adapter,
+        host_frames=host_frames,
+        chunk_size=args.chunk,
+        request_source=source,
+        on_event=lambda event: _emit([event], out, args.json),
+    )
     if frames:
         for frame in result.frames:
             if args.json:
