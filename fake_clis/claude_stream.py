@@ -76,7 +76,8 @@ __all__ = [
 ]
 
 CLAUDE_VERSION = "2.1.332"
-CODEBUDDY_VERSION = "2.14.0"
+#: recordings/real/codebuddy/*.jsonl: codebuddy-headless 2.163.0 (PyPI codebuddy-agent-sdk 0.3.274).
+CODEBUDDY_VERSION = "2.163.0"
 AMP_VERSION = "0.0.1764201600-gc1a2b3c"
 
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
@@ -211,6 +212,12 @@ class _Flavour:
     default_model: str
     model_aliases: dict[str, str] = field(default_factory=dict)
     extra_aliases: dict[str, str] = field(default_factory=dict)
+    #: CodeBuddy's own frames (recordings/real/codebuddy/*.jsonl): no thinking-token
+    #: estimates; a tool_use wrapper carries stop_reason "tool_use"; a write is framed by
+    #: ``file-history-snapshot`` lines; ``system/init`` again before ``result``; tool
+    #: results as text blocks; an API error is an assistant text plus an
+    #: ``error_during_execution`` result, and the CLI exits 0.
+    codebuddy_wire: bool = False
 
 
 _CLAUDE = _Flavour(
@@ -231,6 +238,7 @@ _CODEBUDDY = _Flavour(
     default_model="claude-sonnet-4.5",
     # ref §8.3: codebuddy's `-y` auto-confirms (= --dangerously-skip-permissions).
     extra_aliases={"-y": "--dangerously-skip-permissions"},
+    codebuddy_wire=True,
 )
 
 #: (flag, metavar or "", description, optional?) in help order; one help line each.
@@ -539,15 +547,42 @@ class _ClaudeSession:
                 "model": self.model,
                 "permissionMode": self.permission_mode,
                 "slash_commands": ["compact", "context", "cost", "init", "review"],
-                "apiKeySource": "ANTHROPIC_API_KEY"
-                if self.run.env.get("ANTHROPIC_API_KEY")
-                else "none",
+                "apiKeySource": self._api_key_source(),
                 self.flavour.version_key: self.flavour.version,
                 "output_style": "default",
                 "agents": ["general-purpose"],
                 "skills": [],
                 "plugins": [],
                 "uuid": ids.uuid4(),
+            }
+        )
+
+    def _api_key_source(self) -> str:
+        if self.flavour.codebuddy_wire:
+            return "www.codebuddy.ai"  # recordings/real/codebuddy: even with a models.json key
+        return "ANTHROPIC_API_KEY" if self.run.env.get("ANTHROPIC_API_KEY") else "none"
+
+    def status_frame(self) -> None:
+        """CodeBuddy's ``system/status`` (``status: null``) as a model call starts."""
+        if self.flavour.codebuddy_wire:
+            frame = self.envelope("system", {"subtype": "status", "status": None})
+            del frame["parent_tool_use_id"]
+            self.out(frame)
+
+    def snapshot(self, path: str) -> None:
+        """CodeBuddy's ``file-history-snapshot`` of a file a tool is about to write."""
+        if not self.flavour.codebuddy_wire:
+            return
+        stamp = int(time.time() * 1000)
+        backup = {"version": 1, "backupTime": stamp, "existedAtTrack": False}
+        message_id = ids.uuid4()
+        self.out(
+            {
+                "type": "file-history-snapshot",
+                "messageId": message_id,
+                "timestamp": stamp,
+                "isSnapshotUpdate": True,
+                "snapshot": {"messageId": message_id, "trackedFileBackups": {path: backup}},
             }
         )
 
@@ -586,15 +621,18 @@ class _ClaudeSession:
         if self.partial:
             self.out(self.envelope("stream_event", {"event": event}))
 
-    def message(self, content: list[dict[str, Any]], turn: _TurnState) -> dict[str, Any]:
+    def message(
+        self, content: list[dict[str, Any]], turn: _TurnState, stop_reason: str | None = None
+    ) -> dict[str, Any]:
         return {
             "id": self.message_id,
             "type": "message",
             "role": "assistant",
             "model": self.model,
             "content": content,
-            # wire §A.4 / ref §2.1.3: 2.1.259+ wrappers always carry stop_reason null.
-            "stop_reason": None,
+            # wire §A.4 / ref §2.1.3: 2.1.259+ wrappers always carry stop_reason null
+            # (CodeBuddy's tool_use wrapper says "tool_use").
+            "stop_reason": stop_reason,
             "stop_sequence": None,
             "usage": {
                 "input_tokens": turn.usage["input_tokens"],
@@ -634,6 +672,7 @@ class _ClaudeSession:
         start: dict[str, Any],
         deltas: Sequence[dict[str, Any]],
         final: dict[str, Any],
+        stop_reason: str | None = None,
     ) -> None:
         """One content block: stream events (partial mode), then its own wrapper."""
         self.begin_message(turn)
@@ -643,7 +682,8 @@ class _ClaudeSession:
         for delta in deltas:
             self.stream_event({"type": "content_block_delta", "index": index, "delta": delta})
         self.stream_event({"type": "content_block_stop", "index": index})
-        wrapper = self.envelope("assistant", {"message": self.message([final], turn)})
+        message = self.message([final], turn, stop_reason)
+        wrapper = self.envelope("assistant", {"message": message})
         self.out(wrapper)
 
     def result(self, turn: _TurnState, stop_reason: str) -> dict[str, Any]:
@@ -678,7 +718,12 @@ class _ClaudeSession:
             "type": "result",
             "uuid": ids.uuid4(),
         }
-        if turn.api_error is not None:
+        if turn.api_error is not None and self.flavour.codebuddy_wire:
+            del frame["result"], frame["stop_reason"], frame["modelUsage"]
+            frame["subtype"] = "error_during_execution"
+            frame["errors"] = [turn.api_error]
+            frame["errors_info"] = [{"status": turn.api_status, "code": 0}]
+        elif turn.api_error is not None:
             frame["terminal_reason"] = "api_error"
             frame["api_error_status"] = turn.api_status
         return frame
@@ -723,12 +768,18 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
         name = str(step.get("name", "Read"))
         tool_input = dict(step.get("input", {}))
         denial = f"Claude requested permissions to use {name}, but you haven't granted it yet."
+    codebuddy = session.flavour.codebuddy_wire
+    if kind == "write":
+        session.snapshot(str(step.get("path", "file.txt")))
     session.block(
         turn,
         {"type": "tool_use", "id": tool_id, "name": name, "input": {}},
         [{"type": "input_json_delta", "partial_json": part} for part in chunk_json(tool_input)],
         {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input},
+        "tool_use" if codebuddy else None,
     )
+    if kind == "write":
+        session.snapshot(str(step.get("path", "file.txt")))
     is_error = bool(step.get("is_error", False))
     if not session.may_run(name, kind):
         content, is_error = denial, True
@@ -746,7 +797,7 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
     block = {
         "tool_use_id": tool_id,
         "type": "tool_result",
-        "content": content,
+        "content": _codebuddy_result(kind, tool_input, content, is_error) if codebuddy else content,
         "is_error": is_error,
     }
     user = session.envelope("user", {"message": {"role": "user", "content": [block]}})
@@ -756,11 +807,26 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
     session.end_message(turn, "tool_use")
 
 
+def _codebuddy_result(
+    kind: str, tool_input: Mapping[str, Any], content: str, is_error: bool
+) -> list[dict[str, str]]:
+    """CodeBuddy's tool result text (recordings/real/codebuddy/happy.jsonl, shell.jsonl)."""
+    if not is_error and kind == "write":
+        content = f"Successfully created and wrote to new file: {tool_input['file_path']}"
+    elif not is_error and kind == "shell":
+        content = (
+            f"Command: {tool_input['command']}\nStdout: {content}\nStderr: (empty)\n"
+            "Exit Code: 0\nSignal: (none)"
+        )
+    return [{"type": "text", "text": content}]
+
+
 def _claude_turn(session: _ClaudeSession, prompt: str) -> None:
     """One user turn: every scenario step rendered as Claude Code frames."""
     run = session.run
     turn = _TurnState(started=time.monotonic())
     session.init_frame()
+    session.status_frame()
     stop_reason = run.scenario.stop_reason
     for step in run.scenario.steps:
         kind = step.kind
@@ -776,7 +842,8 @@ def _claude_turn(session: _ClaudeSession, prompt: str) -> None:
             }
             frame = session.envelope("system", body)
             del frame["parent_tool_use_id"]
-            session.out(frame)
+            if not session.flavour.codebuddy_wire:
+                session.out(frame)
             session.block(
                 turn,
                 {"type": "thinking", "thinking": "", "signature": ""},
@@ -838,13 +905,16 @@ def _claude_turn(session: _ClaudeSession, prompt: str) -> None:
         session.end_message(turn, stop_reason)
     else:
         session.errored = True
+    if session.flavour.codebuddy_wire:
+        session.init_frame()  # recordings/real/codebuddy: init again before the result
     result = session.result(turn, stop_reason)
     session.out(result)
-    session.save(prompt, str(result["result"]))
+    reply = str(result.get("result", turn.api_error or ""))
+    session.save(prompt, reply)
     if session.output_format == "json":
         emit(run, result)
     elif session.output_format == "text":
-        run.out(str(result["result"]))
+        run.out(reply)
 
 
 def _claude_api_error(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
@@ -864,10 +934,19 @@ def _claude_api_error(session: _ClaudeSession, turn: _TurnState, step: Step) -> 
         "usage": {"input_tokens": 0, "output_tokens": 0},
         "content": [{"type": "text", "text": text}],
     }
-    frame = session.envelope("assistant", {"message": message})
-    frame["error"] = "server_error" if status >= 500 else "invalid_request"
-    frame["is_api_error_message"] = True
-    session.out(frame)
+    if session.flavour.codebuddy_wire:
+        # recordings/real/codebuddy/api_error.jsonl: "<status> <message> (<request>/<session>)"
+        # as a plain assistant text; the result carries it in ``errors``.
+        request_id = ids.uuid4().replace("-", "")
+        text = f"{status} {step.get('message', '')} ({request_id}/{session.session_id})"
+        message = session.message([{"type": "text", "text": text}], turn)
+        message["model"] = f"custom-local:{session.model}"
+        session.out(session.envelope("assistant", {"message": message}))
+    else:
+        frame = session.envelope("assistant", {"message": message})
+        frame["error"] = "server_error" if status >= 500 else "invalid_request"
+        frame["is_api_error_message"] = True
+        session.out(frame)
     turn.api_error = text
     turn.api_status = status
 
@@ -997,6 +1076,8 @@ def _claude_main(flavour: _Flavour) -> Callable[[FakeRun], int]:
             return exc.code
         run.record["turns"] = len(session.turns)
         run.linger_if_asked()
+        if session.errored and flavour.codebuddy_wire:
+            return 0  # recordings/real/codebuddy/api_error.jsonl: the result says it, exit 0
         if run.scenario.exit_code:
             return run.scenario.exit_code
         return 1 if session.errored else 0

@@ -91,7 +91,12 @@ def install_dir(package: PackageSpec, cache_dir: Path) -> Path:
 
 def _bin_in(package: PackageSpec, prefix: Path, platform: str = sys.platform) -> Path:
     if package.bin_path:
-        return prefix / package.bin_path
+        if not any(c in package.bin_path for c in "*?["):
+            return prefix / package.bin_path
+        # A wheel's bundled executable sits under lib/python3.X/site-packages: the X is
+        # the venv's, so the recipe names it with a glob (one match, or none yet).
+        matches = sorted(prefix.glob(package.bin_path))
+        return matches[0] if len(matches) == 1 else prefix / package.bin_path
     if package.manager == "npm":
         name = package.bin + (".cmd" if platform == "win32" else "")
         return prefix / "node_modules" / ".bin" / name
@@ -354,6 +359,7 @@ def install_recipe(
             out,
             env,
         )
+    bin_path = _bin_in(package, prefix)  # a glob in bin_path matches only now
     if not bin_path.is_file():
         raise InstallError(
             f"{package.key} installed but its executable {bin_path} does not exist "

@@ -218,3 +218,23 @@ def test_a_pypi_install_uses_a_listed_python_and_rebuilds_a_venv_of_another(
     with pytest.raises(InstallError, match=r"needs Python 3\.97"):
         install_recipe(other, tmp_path / "cache2", out=lambda _m: None, env=env)
     assert not (tmp_path / "cache2" / "venv" / "x-cli==1.0.0" / "pyvenv.cfg").exists()
+
+
+@pytest.mark.rule("LIVE-INSTALL-001")
+def test_a_bin_path_glob_finds_a_wheels_bundled_executable(tmp_path: Path) -> None:
+    # codebuddy-agent-sdk and grok-cli-bin bundle their CLI under site-packages, whose
+    # lib/python3.X part is the venv's own
+    env = _pythons(tmp_path, ("3.99.1",))
+    inside = '"$(dirname "$0")/../lib/python3.99/site-packages/x/bin'
+    pip = (
+        FAKE_PYTHON.format(version="3.99.1")
+        .replace('mkdir -p "$(dirname "$0")";', f'mkdir -p {inside}";')
+        .replace('"$(dirname "$0")/x"', f'{inside}/x"')
+    )
+    _exe(tmp_path / "pyenv" / "versions" / "3.99.1" / "bin" / "python3", pip)
+    raw = _pypi(pythons=["3.99"], bin_path="lib/python3*/site-packages/x/bin/x")
+    recipe = parse_recipe(raw, path="x.json")
+    outcome = install_recipe(recipe, tmp_path / "cache", out=lambda _m: None, env=env)
+    want = tmp_path / "cache" / "venv" / "x-cli==1.0.0" / "lib/python3.99/site-packages/x/bin/x"
+    assert outcome.bin_path == str(want) and want.is_file()
+    assert installed_bin(recipe, tmp_path / "cache") == want

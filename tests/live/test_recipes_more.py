@@ -1,5 +1,6 @@
 """Live recipes beyond claude/codex/pi (issue 7 item 5): opencode, byok-opencode, gemini, qwen,
-copilot, kimi, kilo, vibe, hermes, aider, and the explicit skips of every other public CLI.
+copilot, kimi, kilo, vibe, hermes, aider, codebuddy, and the explicit skips of every other
+public CLI.
 
 * Schema and def checks of each recipe (LIVE-RECIPE-001), and what a recipe must carry to
   run offline: a pinned version, the model API redirected through ``{base_url}`` (never a
@@ -35,11 +36,11 @@ from harness.modelserver.app import resolve_route
 
 #: Recipes that run their real CLI offline here (verified by hand, see each ``source``).
 LIVE = ("opencode", "byok-opencode", "gemini", "qwen", "copilot", "kimi", "kilo", "vibe",
-        "hermes", "aider")
+        "hermes", "aider", "codebuddy")
 #: ACP agents among them (issue 7 item 5: "at least two ACP agents").
 ACP = ("kimi", "kilo", "vibe", "hermes")
 #: Defs with a public CLI that cannot run offline here: skip recipes with the reason.
-SKIPS = ("amp", "amr", "antigravity", "atomcode", "codebuddy", "cursor-agent", "deepseek",
+SKIPS = ("amp", "amr", "antigravity", "atomcode", "cursor-agent", "deepseek",
          "devin", "grok-build", "kiro", "mimo", "prime-agent", "reasonix", "trae-cli")
 #: issue 7 item 5: "text, tool-call (file written), shell, error ... scenarios".
 REQUIRED_SCENARIOS = {"text", "happy", "shell", "api_error"}
@@ -48,6 +49,8 @@ REQUIRED_SCENARIOS = {"text", "happy", "shell", "api_error"}
 #: end_turn and no message; hermes 0.19.0 ends it with the error as agent text; aider
 #: 0.86.2 prints the error as text and exits 0.
 API_ERROR_OUTCOME = {"kimi": "succeeded", "hermes": "succeeded", "aider": "succeeded"}
+#: A CLI bundled in a package of another version: the CLI's own ``--version``.
+BUNDLED_CLI_VERSION = {"codebuddy": "2.163.0"}  # PyPI codebuddy-agent-sdk 0.3.274
 #: The provider a recipe names -> the route kinds its requests must have.
 PROVIDER_ROUTES = {
     "openai-chat": "/v1/chat/completions",
@@ -213,7 +216,8 @@ def test_recorded_real_transcripts_name_their_cli_version() -> None:
             recipe = recipe_for(agent)
             assert recipe is not None and recipe.package is not None
             assert header["agent"] == agent
-            assert header["cli_version"] == recipe.package.version, path
+            version = BUNDLED_CLI_VERSION.get(agent, recipe.package.version)
+            assert header["cli_version"] == version, path
             assert "sk-live-fake-key" not in path.read_text(encoding="utf-8")
             found += 1
     assert found > 0
