@@ -1,5 +1,11 @@
 """``harness argv``: the exact argv a def builds, how the prompt travels, the budget verdict.
 
+For a Windows binary (``--platform win32 --bin C:\\…``) it also shows the command line the
+runner would build for it (``cmd.exe /d /s /c "…"`` for a ``.cmd``/``.bat`` shim) and whether
+every argument survives that command line (WIN-CMDLINE-SHIM-001 / WIN-CMDLINE-EXE-001): an
+argument the CLI would receive changed is reported as ``cmdline: FAIL`` and exits 1, as a run
+would be refused before spawn.
+
 With ``--mcp-config FILE`` / ``--skill DIR`` it also shows the adapter layer of such a run
 without writing anything (seed 002 §8.1, seed 000 §4): the def's MCP strategy, the files it
 would write or remove, the env var names (values redacted), the ACP ``mcpServers`` (env values
@@ -22,7 +28,6 @@ from typing import Any, TextIO
 from harness.commands import load_defs
 from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeContext
 from harness.errors import HarnessError, PromptTooLargeError
-from harness.inputs import read_text_file
 
 __all__ = ["REDACTED", "cmd_argv", "render_command_line"]
 
@@ -46,9 +51,50 @@ def _capabilities(specs: list[str]) -> dict[str, bool]:
 
 
 def render_command_line(argv: list[str], platform: str) -> str:
+    """``argv`` as one line: for Windows the line the launch path builds, else POSIX quoting."""
+    from harness.guards.windows_cmdline import (
+        cmd_shim_command_line,
+        direct_exe_command_line,
+        is_cmd_shim,
+        looks_like_windows_path,
+    )
+
     if platform == "win32":
+        if is_cmd_shim(argv[0]):
+            return cmd_shim_command_line(argv)
+        if looks_like_windows_path(argv[0]):
+            return direct_exe_command_line(argv)
         return subprocess.list2cmdline(argv)
     return shlex.join(argv)
+
+
+def _command_line_verdict(
+    defn: AgentDef, resolved: str, built: list[str], prompt: str
+) -> dict[str, Any]:
+    """Whether every argument survives the Windows launch path (``launch`` names it)."""
+    from harness.guards.command_line import check_windows_command_line
+    from harness.guards.windows_cmdline import is_cmd_shim, looks_like_windows_path
+
+    launch = (
+        "cmd-shim"
+        if is_cmd_shim(resolved)
+        else "direct-exe"
+        if looks_like_windows_path(resolved)
+        else None
+    )
+    error = check_windows_command_line(defn, resolved, built, prompt=prompt)
+    if error is None:
+        return {"ok": True, "launch": launch}
+    return {
+        "ok": False,
+        "launch": error.launch,
+        "code": error.code,
+        "rule": error.rule,
+        "message": error.message,
+        "argument": error.index,
+        "offset": error.offset,
+        "sequence": error.sequence,
+    }
 
 
 def _resolved_bin(defn: AgentDef, args: argparse.Namespace, platform: str) -> str:
@@ -76,7 +122,10 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
         raise HarnessError("give --prompt or --prompt-file, not both")
     prompt = args.prompt or ""
     if args.prompt_file:
-        prompt = read_text_file(args.prompt_file, label=f"--prompt-file {args.prompt_file}")
+        try:
+            prompt = Path(args.prompt_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise HarnessError(f"--prompt-file {args.prompt_file}: {exc.strerror}") from exc
     adapter, prompt, skill_dirs = _adapter_preview(defn, args, prompt)
     context = RuntimeContext(
         cwd=args.cwd,
@@ -103,6 +152,7 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
             verdict["bytes"] = exc.bytes
         if exc.command_line_length is not None:
             verdict["command_line_length"] = exc.command_line_length
+    command_line = _command_line_verdict(defn, resolved, built, prompt)
     delivery = defn.prompt_delivery.value
     report = {
         "agent": defn.id,
@@ -113,6 +163,7 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
         "prompt_bytes": len(prompt.encode("utf-8")),
         "max_prompt_arg_bytes": defn.max_prompt_arg_bytes,
         "budget": verdict,
+        "command_line": command_line,
     }
     if adapter is not None:
         report["adapter_layer"] = adapter
@@ -130,11 +181,27 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"budget:   {budget}\n")
         else:
             out.write(f"budget:   FAIL {verdict['code']}: {verdict['message']}\n")
+        if not command_line["ok"]:
+            out.write(
+                f"cmdline:  FAIL {command_line['code']} [{command_line['rule']}]: "
+                f"{command_line['message']}\n"
+            )
+        elif command_line["launch"] is not None:
+            out.write(
+                f"cmdline:  ok (every argument survives the {command_line['launch']} launch)\n"
+            )
         if adapter is not None:
             for line in _adapter_lines(adapter):
                 out.write(line + "\n")
     if not verdict["ok"]:
         print(f"harness: error: {verdict['code']}: {verdict['message']}", file=sys.stderr)
+        return 1
+    if not command_line["ok"]:
+        print(
+            f"harness: error: {command_line['code']}: [{command_line['rule']}] "
+            f"{command_line['message']}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -18,20 +18,36 @@ a character outside the BMP counts 2.
 Everything here is a pure function of its arguments, so the same arithmetic
 runs on every OS (seed 002 §6.3: "三个函数都刻意写成纯函数…macOS 上的测试可以传一个假的
 C:\\…\\deepseek.cmd 路径跑同一套算术").
+
+Neither quoting carries every string. :func:`cmd_shim_argument_loss` and
+:func:`direct_exe_argument_loss` find the first argument a launch path would change
+(WIN-CMDLINE-SHIM-001, WIN-CMDLINE-EXE-001), so the runner refuses it before spawn
+instead of handing the CLI different arguments (``copy "C:\\tmp\\" --yolo`` through a
+shim reaches the CLI as ``copy "C:\\tmp"``, ``--yolo``). Each returns ``None`` exactly
+when the launch path's parse gives back every argument byte for byte: cmd.exe's
+``/s /c`` line, ``%``-expansion, caret/quote passes and ``%*`` forwarding, then the C
+runtime (UCRT) for a shim; the C runtime or ``CommandLineToArgvW`` for a direct launch.
+``tests/guards/winsplit.py`` models those parsers and the tests prove both directions.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 __all__ = [
     "CMD_SHIM_PREFIX",
     "SAFE_COMMAND_LINE_LIMIT",
     "SAFE_MARGIN",
     "WINDOWS_COMMAND_LINE_LIMIT",
+    "ArgumentLoss",
+    "cmd_shim_argument_loss",
     "cmd_shim_command_line",
     "cmd_shim_inner",
+    "describe_sequence",
+    "direct_exe_argument_loss",
     "direct_exe_command_line",
     "is_cmd_shim",
     "looks_like_windows_path",
@@ -143,3 +159,179 @@ def direct_exe_command_line(argv: Sequence[str]) -> str:
     ``argv[0]`` is the resolved binary (ref §4.3: no wrapper around the joined parts).
     """
     return " ".join(quote_for_windows_direct_exe(part) for part in argv)
+
+
+# --- what each launch path cannot carry (WIN-CMDLINE-SHIM-001, WIN-CMDLINE-EXE-001) -------
+
+#: cmd.exe ends the command token (the shim path) at these when they are not quoted, and
+#: ``%*`` drops them at the start of the first forwarded argument.
+_CMD_TOKEN_DELIMITERS = ",;=\u00ff"
+# A backslash run right before a quote or a percent sign: shim quoting puts a ``"`` right
+# after it (``"`` -> ``""``, ``%`` -> ``"^%"``), and the C runtime reads ``\"`` as a quote.
+_BACKSLASH_BEFORE_QUOTE = re.compile(r'\\+(?=["%])')
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentLoss:
+    """The first place a Windows launch path would change an argument."""
+
+    #: Position in ``[resolved_bin, *args]``: 0 is the program, 1 the first argument.
+    index: int
+    #: Where the offending sequence starts inside that argument.
+    offset: int
+    #: The characters at fault (empty for an empty argument).
+    sequence: str
+    #: What the launch path does to them, one sentence without a final period.
+    problem: str
+
+
+def describe_sequence(sequence: str) -> str:
+    """``sequence`` readable in a message: printable characters as they are, others named.
+
+    ``'\\"'`` -> ``\\" (U+005C U+0022)``; ``'\\n'`` -> ``U+000A LINE FEED``.
+    """
+    if not sequence:
+        return "(empty)"
+    codes = " ".join(f"U+{ord(ch):04X}" for ch in sequence)
+    if all(ch.isprintable() and ch != " " for ch in sequence):
+        return f"{sequence} ({codes})"
+    names = " ".join(
+        f"U+{ord(ch):04X} {unicodedata.name(ch, _CONTROL_NAMES.get(ch, 'CONTROL'))}"
+        for ch in sequence
+    )
+    return names
+
+
+_CONTROL_NAMES = {
+    "\x00": "NUL",
+    "\t": "CHARACTER TABULATION",
+    "\n": "LINE FEED",
+    "\r": "CARRIAGE RETURN",
+}
+
+
+def _first(candidates: list[tuple[int, str, str]]) -> tuple[int, str, str] | None:
+    return min(candidates, key=lambda c: c[0]) if candidates else None
+
+
+def _nul(arg: str) -> tuple[int, str, str] | None:
+    at = arg.find("\x00")
+    if at == -1:
+        return None
+    return (at, "\x00", "CreateProcess ends the command line at a NUL character")
+
+
+def _shim_program_loss(program: str) -> tuple[int, str, str] | None:
+    if program == "":
+        return (0, "", "an empty program path names nothing for cmd.exe to run")
+    found: list[tuple[int, str, str]] = []
+    for ch, problem in (
+        ("\x00", "CreateProcess ends the command line at a NUL character"),
+        ('"', "cmd.exe removes every double quote from the program path"),
+        ("\n", "cmd.exe ends its command line at a line feed"),
+        ("\r", "cmd.exe removes every carriage return"),
+    ):
+        if (at := program.find(ch)) != -1:
+            found.append((at, ch, problem))
+    if quote_for_windows_cmd_shim(program) == program:
+        for ch in _CMD_TOKEN_DELIMITERS:
+            if (at := program.find(ch)) != -1:
+                problem = "cmd.exe ends an unquoted program path at , ; = or U+00FF"
+                found.append((at, ch, problem))
+    return _first(found)
+
+
+def _shim_arg_loss(arg: str, *, first: bool) -> tuple[int, str, str] | None:
+    if arg == "":
+        return (0, "", "an empty argument vanishes from cmd.exe's command line")
+    found: list[tuple[int, str, str]] = []
+    nul = _nul(arg)
+    if nul is not None:
+        found.append(nul)
+    if (at := arg.find("\n")) != -1:
+        problem = (
+            "cmd.exe ends its command line at a line feed, so the rest of this argument "
+            "and every later one would be dropped"
+        )
+        found.append((at, "\n", problem))
+    if (at := arg.find("\r")) != -1:
+        found.append((at, "\r", "cmd.exe removes every carriage return"))
+    match = _BACKSLASH_BEFORE_QUOTE.search(arg)
+    if match is not None:
+        follower = arg[match.end()]
+        problem = (
+            "the C runtime reads a backslash before a quote as an escaped quote, so the "
+            "quoting ends early and the text after it would reach the CLI as other arguments"
+            if follower == '"'
+            else "the percent-sign escape puts a quote after the backslash, which the C "
+            "runtime then reads as an escaped quote"
+        )
+        found.append((match.start(), match.group() + follower, problem))
+    quoted = quote_for_windows_cmd_shim(arg) != arg
+    if quoted and arg.endswith("\\"):
+        body = arg.rstrip("\\")
+        problem = (
+            "a trailing backslash escapes the closing quote in the C runtime, so the "
+            "argument would run on into the next ones"
+        )
+        found.append((len(body), arg[len(body) :], problem))
+    if first and not quoted and arg[0] in _CMD_TOKEN_DELIMITERS:
+        problem = "cmd.exe drops a leading , ; = or U+00FF of the first forwarded argument"
+        found.append((0, arg[0], problem))
+    return _first(found)
+
+
+def cmd_shim_argument_loss(argv: Sequence[str]) -> ArgumentLoss | None:
+    """The first argument of ``[shim, *args]`` a ``.cmd``/``.bat`` launch would change.
+
+    WIN-CMDLINE-SHIM-001. :func:`cmd_shim_command_line` (upstream's quoting, kept for the
+    budget arithmetic) cannot carry: an empty argument; CR, LF or NUL; a backslash run
+    right before ``"`` or ``%``; a trailing backslash in a quoted argument; an unquoted
+    leading ``,``/``;``/``=``/U+00FF in the first argument; and, in the program path, a
+    quote, CR, LF, NUL, or an unquoted ``,``/``;``/``=``/U+00FF. Everything else
+    round-trips, ``%NAME%`` included (it is escaped, never expanded). ``None``: lossless.
+    """
+    if not argv:
+        return None
+    head = _shim_program_loss(argv[0])
+    if head is not None:
+        return ArgumentLoss(0, *head)
+    for index, arg in enumerate(argv[1:], start=1):
+        loss = _shim_arg_loss(arg, first=index == 1)
+        if loss is not None:
+            return ArgumentLoss(index, *loss)
+    return None
+
+
+def direct_exe_argument_loss(argv: Sequence[str]) -> ArgumentLoss | None:
+    """The first argument of ``[exe, *args]`` a direct launch would change.
+
+    WIN-CMDLINE-EXE-001. libuv's quoting (:func:`direct_exe_command_line`) round-trips
+    every argument through both the C runtime and ``CommandLineToArgvW`` except a NUL
+    (the command line is a NUL-terminated string). The program path is read by the
+    program-name rule, which has no escapes: it cannot hold a ``"``, nor end in a
+    backslash when it needs quotes (the doubled backslashes would stay doubled).
+    ``None``: lossless.
+    """
+    if not argv:
+        return None
+    program = argv[0]
+    found: list[tuple[int, str, str]] = []
+    nul = _nul(program)
+    if nul is not None:
+        found.append(nul)
+    if (at := program.find('"')) != -1:
+        problem = "a program path is read without escapes, so a quote in it cannot be carried"
+        found.append((at, '"', problem))
+    if quote_for_windows_direct_exe(program) != program and program.endswith("\\"):
+        body = program.rstrip("\\")
+        problem = "a quoted program path ending in a backslash keeps its doubled backslashes"
+        found.append((len(body), program[len(body) :], problem))
+    head = _first(found)
+    if head is not None:
+        return ArgumentLoss(0, *head)
+    for index, arg in enumerate(argv[1:], start=1):
+        loss = _nul(arg)
+        if loss is not None:
+            return ArgumentLoss(index, *loss)
+    return None

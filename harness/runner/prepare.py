@@ -37,6 +37,7 @@ from harness.defs.transport import select_transport
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
 from harness.errors import HarnessError, PromptTooLargeError
 from harness.guards.budget import check_prompt_budget
+from harness.guards.command_line import check_windows_command_line
 from harness.launch import RealFileSystem, Resolution, launch_env, resolve_executable
 from harness.mcp.apply import AppliedInjection, McpApplyError, apply_injection, restore_injection
 from harness.mcp.bundles import (
@@ -232,6 +233,12 @@ def prepare(
         )
     except PromptTooLargeError as exc:
         return Refusal(exc.code, exc.message, exc.rule, "budget", defn, adapter.secrets)
+    # WIN-CMDLINE-SHIM-001 / WIN-CMDLINE-EXE-001: never hand a Windows CLI other arguments.
+    unfaithful = check_windows_command_line(defn, launch_path, args, prompt=req.prompt)
+    if unfaithful is not None:
+        return Refusal(
+            unfaithful.code, unfaithful.message, unfaithful.rule, "budget", defn, adapter.secrets
+        )
     prepared = Prepared(defn=defn, launch_path=launch_path, args=args, child_env=child_env)
     return _finish_prepare(
         prepared, req, adapter, cwd=cwd, platform=platform, home=home, stack=stack, now_ms=now_ms
