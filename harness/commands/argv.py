@@ -28,6 +28,7 @@ from typing import Any, TextIO
 from harness.commands import load_defs
 from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeContext
 from harness.errors import HarnessError, PromptTooLargeError
+from harness.inputs import read_text_file
 
 __all__ = ["REDACTED", "cmd_argv", "render_command_line"]
 
@@ -122,10 +123,7 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
         raise HarnessError("give --prompt or --prompt-file, not both")
     prompt = args.prompt or ""
     if args.prompt_file:
-        try:
-            prompt = Path(args.prompt_file).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise HarnessError(f"--prompt-file {args.prompt_file}: {exc.strerror}") from exc
+        prompt = read_text_file(args.prompt_file, label=f"--prompt-file {args.prompt_file}")
     adapter, prompt, skill_dirs = _adapter_preview(defn, args, prompt)
     context = RuntimeContext(
         cwd=args.cwd,
