@@ -33,7 +33,17 @@ re-scans, which is quadratic on hostile output).
 :func:`extract_artifacts` is pure (the plain parser calls it at ``finish``).
 :func:`write_artifacts` is the IO half, called by the runner: it refuses any
 name that could land outside the project directory (ARTIFACT-WRITE-CONFINE-001)
-and never replaces an existing file (ARTIFACT-WRITE-NOCLOBBER-001).
+and never replaces an existing file (ARTIFACT-WRITE-NOCLOBBER-001). It refuses one
+artifact at a time: an unusable name (``aux.html``) costs that artifact only, the
+others are written, and the refusal is returned for the runner to report
+(WIN-ARTIFACT-DEVICE-001).
+
+Windows device names (``CON``, ``PRN``, ``AUX``, ``NUL``, ``COM0``-``COM9``,
+``LPT0``-``LPT9``, their superscript-digit forms, ``CONIN$``, ``CONOUT$``; any case,
+any extension, spaces before the first dot) are refused on every platform, not only on
+Windows: a project written on Linux or macOS (or a recording replayed there) is opened
+on Windows too, where such a file cannot be opened, copied or deleted by ordinary
+tools, and the name would mean a device if the same run happened there.
 """
 
 from __future__ import annotations
@@ -55,7 +65,9 @@ __all__ = [
     "ArtifactExistsError",
     "ArtifactNameError",
     "ArtifactNamesExhaustedError",
+    "ArtifactRefusal",
     "ArtifactWriteError",
+    "ArtifactWriteReport",
     "ExtractedArtifact",
     "artifact_slug",
     "check_artifact_name",
@@ -105,9 +117,11 @@ _HTML_DOC = re.compile(rf"{_WS}*(?:<!doctype{_WS}+html\b|<html\b)", re.IGNORECAS
 _SLUG_RUN = re.compile(r"[^a-z0-9_-]+")
 
 #: Windows device names: ``con.html`` opens the console, not a file in the project.
+#: Microsoft's "Naming Files, Paths, and Namespaces" lists COM0/LPT0 and the superscript
+#: digits ¹ ² ³ besides 1-9.
 _WINDOWS_DEVICES = frozenset(
     {"con", "prn", "aux", "nul", "conin$", "conout$"}
-    | {f"{base}{n}" for base in ("com", "lpt") for n in (*"123456789", "¹", "²", "³")}
+    | {f"{base}{n}" for base in ("com", "lpt") for n in (*"0123456789", "¹", "²", "³")}
 )
 
 
@@ -506,43 +520,60 @@ def check_artifact_name(name: str) -> None:
         raise ArtifactNameError(name, "the name contains a control character")
     if name[-1] in ". ":
         raise ArtifactNameError(name, "the name ends with a dot or a space")
-    if name.split(".", 1)[0].rstrip(" ").lower() in _WINDOWS_DEVICES:
-        raise ArtifactNameError(name, "the name is a Windows device name")
+    device = name.split(".", 1)[0].rstrip(" ").lower()
+    if device in _WINDOWS_DEVICES:
+        # WIN-ARTIFACT-DEVICE-001: on every platform (see the module docstring).
+        raise ArtifactNameError(
+            name,
+            f"{device.upper()!r} is a reserved Windows device name (whatever the extension); "
+            "refused on every platform so the project stays usable on Windows",
+        )
 
 
-def write_artifacts(
-    project_dir: str | os.PathLike[str], artifacts: Sequence[ExtractedArtifact]
-) -> list[Path]:
-    """Create one file per artifact directly in ``project_dir``; return their paths.
+@dataclass(frozen=True, slots=True)
+class ArtifactRefusal:
+    """One artifact :func:`write_artifacts` did not write, and why."""
 
-    Every name is checked before anything is written: an unsafe name
-    (:func:`check_artifact_name`), an existing entry of that name (a symlink
-    is refused as unsafe, ARTIFACT-WRITE-CONFINE-001; a file as existing,
-    ARTIFACT-WRITE-NOCLOBBER-001) or a name used twice in ``artifacts`` fails
-    the whole call. Files are created exclusively (``O_EXCL``, and
-    ``O_NOFOLLOW`` where the OS has it), so a symlink planted after the check
-    is refused too. Content is written as UTF-8 bytes, unchanged.
-    """
-    root = Path(project_dir)
-    if not root.is_dir():
-        raise ArtifactWriteError(str(root), "the project directory does not exist")
-    seen: set[str] = set()
-    payloads: list[tuple[Path, bytes]] = []
-    for artifact in artifacts:
+    artifact: ExtractedArtifact
+    error: ArtifactError
+
+    @property
+    def message(self) -> str:
+        """What the runner reports: the artifact (identifier and name) and the reason."""
+        who = f"artifact {self.artifact.identifier!r} ({self.artifact.name})"
+        if not self.artifact.identifier:
+            who = f"artifact {self.artifact.name!r}"
+        return f"{who} was not written: {self.error.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactWriteReport:
+    """What :func:`write_artifacts` did: the written artifacts in order, and the refused."""
+
+    #: The artifacts written, in input order.
+    written: tuple[ExtractedArtifact, ...]
+    #: Their files, parallel to ``written``.
+    paths: tuple[Path, ...]
+    #: The artifacts refused, in input order; nothing of them was written.
+    refused: tuple[ArtifactRefusal, ...]
+
+
+def _refusal(root: Path, artifact: ExtractedArtifact, seen: set[str]) -> ArtifactError | None:
+    try:
         check_artifact_name(artifact.name)
-        if artifact.name in seen:
-            raise ArtifactExistsError(str(root / artifact.name))
-        seen.add(artifact.name)
-        target = root / artifact.name
-        if target.is_symlink():
-            raise ArtifactNameError(artifact.name, "the target is a symbolic link")
-        if os.path.lexists(target):
-            raise ArtifactExistsError(str(target))
-        try:
-            data = artifact.content.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ArtifactWriteError(str(target), f"content is not valid Unicode: {exc}") from exc
-        payloads.append((target, data))
+    except ArtifactNameError as exc:
+        return exc
+    target = root / artifact.name
+    if artifact.name in seen:
+        return ArtifactExistsError(str(target))
+    if target.is_symlink():
+        return ArtifactNameError(artifact.name, "the target is a symbolic link")
+    if os.path.lexists(target):
+        return ArtifactExistsError(str(target))
+    return None
+
+
+def _write_one(target: Path, data: bytes) -> ArtifactError | None:
     flags = (
         os.O_WRONLY
         | os.O_CREAT
@@ -550,20 +581,69 @@ def write_artifacts(
         | getattr(os, "O_NOFOLLOW", 0)
         | getattr(os, "O_BINARY", 0)
     )
-    written: list[Path] = []
-    for target, data in payloads:
-        try:
-            fd = os.open(target, flags, 0o644)
-        except FileExistsError as exc:
-            if target.is_symlink():
-                raise ArtifactNameError(target.name, "the target is a symbolic link") from exc
-            raise ArtifactExistsError(str(target)) from exc
-        except OSError as exc:
-            raise ArtifactWriteError(str(target), exc.strerror or str(exc)) from exc
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-        except OSError as exc:
-            raise ArtifactWriteError(str(target), exc.strerror or str(exc)) from exc
-        written.append(target)
-    return written
+    try:
+        fd = os.open(target, flags, 0o644)
+    except FileExistsError:
+        if target.is_symlink():
+            return ArtifactNameError(target.name, "the target is a symbolic link")
+        return ArtifactExistsError(str(target))
+    except OSError as exc:
+        return ArtifactWriteError(str(target), exc.strerror or str(exc))
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        return ArtifactWriteError(str(target), exc.strerror or str(exc))
+    return None
+
+
+def write_artifacts(
+    project_dir: str | os.PathLike[str], artifacts: Sequence[ExtractedArtifact]
+) -> ArtifactWriteReport:
+    """Create one file per artifact directly in ``project_dir``; refuse the unusable ones.
+
+    Each artifact is judged on its own (WIN-ARTIFACT-DEVICE-001): an unsafe name
+    (:func:`check_artifact_name`: outside the project, a Windows device name, ...), a
+    symlink at the target (ARTIFACT-WRITE-CONFINE-001), an existing entry or a name used
+    earlier in ``artifacts`` (ARTIFACT-WRITE-NOCLOBBER-001), content that is not valid
+    Unicode, or an OS refusal costs that artifact only: it is returned in ``refused``
+    and the others are written. Every name is checked before any file is written.
+    Files are created exclusively (``O_EXCL``, and ``O_NOFOLLOW`` where the OS has it),
+    so a symlink planted after the check is refused too. Content is written as UTF-8
+    bytes, unchanged. Raises :class:`ArtifactWriteError` only when ``project_dir`` is
+    not a directory (nothing can be written).
+    """
+    root = Path(project_dir)
+    if not root.is_dir():
+        raise ArtifactWriteError(str(root), "the project directory does not exist")
+    seen: set[str] = set()
+    outcome: dict[int, ArtifactError | None] = {}
+    payloads: list[tuple[int, Path, bytes]] = []
+    for index, artifact in enumerate(artifacts):
+        error = _refusal(root, artifact, seen)
+        seen.add(artifact.name)
+        if error is None:
+            target = root / artifact.name
+            try:
+                payloads.append((index, target, artifact.content.encode("utf-8")))
+            except UnicodeEncodeError as exc:
+                error = ArtifactWriteError(str(target), f"content is not valid Unicode: {exc}")
+        outcome[index] = error
+    paths: dict[int, Path] = {}
+    for index, target, data in payloads:
+        outcome[index] = _write_one(target, data)
+        if outcome[index] is None:
+            paths[index] = target
+    written: list[ExtractedArtifact] = []
+    refused: list[ArtifactRefusal] = []
+    for index, artifact in enumerate(artifacts):
+        error = outcome[index]
+        if error is None:
+            written.append(artifact)
+        else:
+            refused.append(ArtifactRefusal(artifact, error))
+    return ArtifactWriteReport(
+        written=tuple(written),
+        paths=tuple(paths[i] for i in sorted(paths)),
+        refused=tuple(refused),
+    )

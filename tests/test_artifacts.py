@@ -3,7 +3,7 @@
 Rules: PLAIN-ARTIFACT-OPENER-001, PLAIN-ARTIFACT-FENCE-001, PLAIN-ARTIFACT-RESYNC-001,
 PLAIN-ARTIFACT-TYPES-001, PLAIN-ARTIFACT-SLUG-001, PLAIN-ARTIFACT-COLLIDE-001,
 PLAIN-ARTIFACT-MAX-001, PLAIN-ROBUST-001, ARTIFACT-WRITE-CONFINE-001,
-ARTIFACT-WRITE-NOCLOBBER-001.
+ARTIFACT-WRITE-NOCLOBBER-001, WIN-ARTIFACT-DEVICE-001.
 
 The stdout samples are written by hand. ``_oracle`` below is a deliberately
 naive, line-by-line reading of the ref §2.5 algorithm (linear rescans, no
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ from harness.artifacts import (
     write_artifacts,
 )
 from harness.errors import HarnessError
+from harness.events import Artifact, Error
+from harness.runner.plain import write_held_artifacts
 
 
 def names(stdout: str, existing: tuple[str, ...] = ()) -> list[str]:
@@ -648,8 +651,9 @@ def art(name: str, content: str = "<p>hi</p>\n") -> ExtractedArtifact:
 @pytest.mark.rule("ARTIFACT-WRITE-CONFINE-001")
 def test_writes_normal_names_byte_for_byte(tmp_path: Path) -> None:
     arts = [art("page.html", "é\r\n✓\n"), art("page-2.html", "")]
-    paths = write_artifacts(tmp_path, arts)
-    assert paths == [tmp_path / "page.html", tmp_path / "page-2.html"]
+    report = write_artifacts(tmp_path, arts)
+    assert report.paths == (tmp_path / "page.html", tmp_path / "page-2.html")
+    assert report.written == tuple(arts) and report.refused == ()
     assert (tmp_path / "page.html").read_bytes() == "é\r\n✓\n".encode()
     assert (tmp_path / "page-2.html").read_bytes() == b""
 
@@ -677,12 +681,15 @@ def test_writes_normal_names_byte_for_byte(tmp_path: Path) -> None:
 def test_writer_refuses_names_that_could_leave_the_project(tmp_path: Path, name: str) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    with pytest.raises(ArtifactNameError) as info:
-        write_artifacts(project, [art("ok.html"), art(name)])
-    assert info.value.rule == "ARTIFACT-WRITE-CONFINE-001"
-    assert info.value.code == "ARTIFACT_NAME_UNSAFE"
-    # Checked before anything is written.
-    assert list(project.iterdir()) == []
+    report = write_artifacts(project, [art("ok.html"), art(name)])
+    (refusal,) = report.refused
+    assert refusal.artifact.name == name
+    assert isinstance(refusal.error, ArtifactNameError)
+    assert refusal.error.rule == "ARTIFACT-WRITE-CONFINE-001"
+    assert refusal.error.code == "ARTIFACT_NAME_UNSAFE"
+    # The unsafe one is refused alone: the other is written, nothing lands outside.
+    assert [a.name for a in report.written] == ["ok.html"]
+    assert [p.name for p in project.iterdir()] == ["ok.html"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]
 
 
@@ -698,8 +705,11 @@ def test_writer_refuses_a_symlink_pointing_outside(tmp_path: Path) -> None:
     except (OSError, NotImplementedError):
         pytest.skip("this platform cannot create symlinks here")
     for name in ("page.html", "dangling.html"):
-        with pytest.raises(ArtifactNameError, match="symbolic link"):
-            write_artifacts(project, [art(name, "pwned")])
+        report = write_artifacts(project, [art(name, "pwned")])
+        (refusal,) = report.refused
+        assert isinstance(refusal.error, ArtifactNameError)
+        assert "symbolic link" in refusal.error.message
+        assert report.written == ()
     assert outside.read_text() == "secret"
     assert not (tmp_path / "missing.html").exists()
 
@@ -707,18 +717,22 @@ def test_writer_refuses_a_symlink_pointing_outside(tmp_path: Path) -> None:
 @pytest.mark.rule("ARTIFACT-WRITE-NOCLOBBER-001")
 def test_writer_never_replaces_an_existing_file(tmp_path: Path) -> None:
     (tmp_path / "page.html").write_text("user's file")
-    with pytest.raises(ArtifactExistsError) as info:
-        write_artifacts(tmp_path, [art("new.html"), art("page.html")])
-    assert info.value.rule == "ARTIFACT-WRITE-NOCLOBBER-001"
+    report = write_artifacts(tmp_path, [art("new.html"), art("page.html")])
+    (refusal,) = report.refused
+    assert isinstance(refusal.error, ArtifactExistsError)
+    assert refusal.error.rule == "ARTIFACT-WRITE-NOCLOBBER-001"
     assert (tmp_path / "page.html").read_text() == "user's file"
-    assert not (tmp_path / "new.html").exists()
+    assert (tmp_path / "new.html").read_text() == "<p>hi</p>\n"
 
 
 @pytest.mark.rule("ARTIFACT-WRITE-NOCLOBBER-001")
 def test_writer_refuses_the_same_name_twice(tmp_path: Path) -> None:
-    with pytest.raises(ArtifactExistsError):
-        write_artifacts(tmp_path, [art("a.html"), art("a.html")])
-    assert list(tmp_path.iterdir()) == []
+    report = write_artifacts(tmp_path, [art("a.html", "first"), art("a.html", "second")])
+    assert [a.content for a in report.written] == ["first"]
+    (refusal,) = report.refused
+    assert refusal.artifact.content == "second"
+    assert isinstance(refusal.error, ArtifactExistsError)
+    assert (tmp_path / "a.html").read_text() == "first"
 
 
 @pytest.mark.rule("ARTIFACT-WRITE-NOCLOBBER-001", "PLAIN-ARTIFACT-COLLIDE-001")
@@ -730,3 +744,94 @@ def test_extract_with_the_directory_listing_then_write(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page-2.css", "page-3.css", "page.css"]
     assert (tmp_path / "page.css").read_text() == "old"
     assert (tmp_path / "page-3.css").read_text() == "newer"
+
+
+# -- Windows device names (WIN-ARTIFACT-DEVICE-001) -------------------------------------
+
+_DEVICE_NAMES = [
+    "aux.html",
+    "AUX.HTML",
+    "Aux.tar.gz",
+    "aux .html",
+    "aux. .html",
+    "nul",
+    "con.md",
+    "prn.css",
+    "com0.svg",
+    "COM9.html",
+    "lpt1.md",
+    "LPT0.html",
+    "com\u00b9.html",
+    "LPT\u00b2.css",
+    "com\u00b3",
+    "conin$.html",
+    "CONOUT$.md",
+]
+
+
+@pytest.mark.rule("WIN-ARTIFACT-DEVICE-001", "ARTIFACT-WRITE-CONFINE-001")
+@pytest.mark.parametrize("name", _DEVICE_NAMES)
+@pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
+def test_device_names_are_refused_on_every_platform(
+    name: str, platform: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A project written on Linux is opened on Windows too: the platform never matters.
+    monkeypatch.setattr(sys, "platform", platform)
+    with pytest.raises(ArtifactNameError) as info:
+        check_artifact_name(name)
+    device = name.split(".", 1)[0].rstrip(" ").upper()
+    assert f"{device!r} is a reserved Windows device name" in info.value.message
+    assert name in info.value.message
+
+
+@pytest.mark.rule("WIN-ARTIFACT-DEVICE-001")
+@pytest.mark.parametrize(
+    "name",
+    ["auxiliary.html", "com10.html", "lpt.html", "aux-2.html", "xaux.html", "con_tent.md", "nuls"],
+)
+def test_names_that_only_look_like_devices_are_fine(name: str) -> None:
+    check_artifact_name(name)
+
+
+@pytest.mark.rule("WIN-ARTIFACT-DEVICE-001")
+def test_a_device_named_artifact_costs_itself_only(tmp_path: Path) -> None:
+    arts = [art("intro.html", "one"), art("aux.html", "two"), art("style.css", "three")]
+    report = write_artifacts(tmp_path, arts)
+    assert [a.name for a in report.written] == ["intro.html", "style.css"]
+    assert report.paths == (tmp_path / "intro.html", tmp_path / "style.css")
+    (refusal,) = report.refused
+    assert refusal.artifact.name == "aux.html"
+    assert refusal.message.startswith("artifact 'id' (aux.html) was not written: ")
+    assert "reserved Windows device name" in refusal.message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["intro.html", "style.css"]
+    assert (tmp_path / "style.css").read_text() == "three"
+
+
+@pytest.mark.rule("WIN-ARTIFACT-DEVICE-001")
+def test_the_runner_writes_the_rest_and_reports_the_refused_one(tmp_path: Path) -> None:
+    stdout = (
+        "Here are the files.\n"
+        + css("site")
+        + '<artifact identifier="AUX" type="text/html"><p>aux</p></artifact>'
+        + css("print", "p{}")
+    )
+    held = [Artifact(name=a.name) for a in extract_artifacts(stdout)]
+    events, written = write_held_artifacts(held, stdout, str(tmp_path), cancelled=False)
+    assert written == ["site.css", "print.css"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["print.css", "site.css"]
+    artifacts = [e for e in events if isinstance(e, Artifact)]
+    assert [(a.name, a.path) for a in artifacts] == [
+        ("site.css", "site.css"),
+        ("print.css", "print.css"),
+    ]
+    (error,) = [e for e in events if isinstance(e, Error)]
+    assert error.code == "ARTIFACT_NAME_UNSAFE"
+    assert error.terminal is False
+    assert error.message.startswith("artifact 'AUX' (aux.html) was not written: ")
+    assert "'AUX' is a reserved Windows device name" in error.message
+
+
+@pytest.mark.rule("WIN-ARTIFACT-DEVICE-001")
+def test_a_missing_project_directory_still_fails_the_whole_write(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="does not exist"):
+        write_artifacts(tmp_path / "gone", [art("a.html")])

@@ -1,7 +1,9 @@
-"""Windows safety rules: command lines that carry every argument unchanged.
+"""Windows safety rules: command lines that carry every argument unchanged, file names
+that stay usable on Windows.
 
-Covers ``harness/guards/command_line.py`` and the loss finders of
-``harness/guards/windows_cmdline.py``. Def-level (``formats=()``) and mandatory: every def
+Covers ``harness/guards/command_line.py``, the loss finders of
+``harness/guards/windows_cmdline.py`` and the device-name refusal of
+``harness/artifacts.py``. Def-level (``formats=()``) and mandatory: every def
 can be launched on Windows, whatever its prompt delivery, and any of its arguments (a
 prompt, a model name, an extra directory) can be one a launch path would change.
 """
@@ -32,6 +34,13 @@ RULES: tuple[Rule, ...] = (
         "CommandLineToArgvW would not give back every argument of the libuv-quoted command "
         "line byte for byte (a NUL anywhere; a quote in the program path, or a trailing "
         "backslash in a program path that needs quotes).",
+        "design §Reliability",
+    ),
+    _mandatory(
+        "WIN-ARTIFACT-DEVICE-001",
+        "An artifact named as a Windows device (CON, PRN, AUX, NUL, COM0-9, LPT0-9, superscript "
+        "forms, CONIN$, CONOUT$; any case or extension) is refused on every platform, alone: "
+        "the other artifacts are written and an error event names it and the reason.",
         "design §Reliability",
     ),
 )

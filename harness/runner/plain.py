@@ -44,9 +44,11 @@ def write_held_artifacts(
         found = list(exc.allocated)
         late.append(Error(message=exc.message, code=exc.code))
     try:
-        write_artifacts(cwd, found)
-    except ArtifactError as exc:
+        report = write_artifacts(cwd, found)
+    except ArtifactError as exc:  # the project directory itself is unusable
         return [*held, Error(message=exc.message, code=exc.code)], []
+    # WIN-ARTIFACT-DEVICE-001: a refused artifact costs itself only; it is reported.
+    late[:0] = [Error(message=r.message, code=r.error.code, terminal=False) for r in report.refused]
     events: list[Event] = [
         Artifact(
             name=a.name,
@@ -54,6 +56,6 @@ def write_held_artifacts(
             artifact_type=a.artifact_type,
             path=a.name,
         )
-        for a in found
+        for a in report.written
     ]
-    return events + late, [a.name for a in found]
+    return events + late, [a.name for a in report.written]
