@@ -3,7 +3,8 @@
 For each transport and case of the def's recipe: run the case on the real CLI and on the
 fake (:func:`harness.live.session.run_live`), compare them (:mod:`.differential`), and
 check the real run's request log (LIVE-REQUESTS-001: it used the recipe's provider API,
-every request was addressed to 127.0.0.1). No recipe, a ``skip`` recipe or a CLI that is
+every request was addressed to 127.0.0.1) and what its sealed launches tried outside
+loopback (LIVE-NET-001, :mod:`harness.live.netns`). No recipe, a ``skip`` recipe or a CLI that is
 not installed gives ``skipped`` findings with the reason, never a silent pass
 (LIVE-SKIP-001; issue 7 item 5).
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from conformance.checks import Finding, failed, not_tested, passed, skipped
 from harness.defs.types import AgentDef
 from harness.live.differential import DIFF_RULES, compare_sides, side_from_run
+from harness.live.netns import NetEvidence
 from harness.live.recipes import Recipe, ScenarioCase, recipe_for
 from harness.live.session import LiveRun, LiveUnavailable, resolve_case, run_live
 from harness.modelserver import RequestRecord
@@ -25,6 +27,7 @@ __all__ = [
     "LIVE_RULES",
     "PROVIDER_API",
     "case_label",
+    "net_finding",
     "real_findings",
     "request_findings",
 ]
@@ -36,7 +39,7 @@ PROVIDER_API = {
     "openai-chat": "openai-chat",
     "gemini": "google-genai",
 }
-LIVE_RULES = (*DIFF_RULES, "LIVE-REQUESTS-001")
+LIVE_RULES = (*DIFF_RULES, "LIVE-REQUESTS-001", "LIVE-NET-001")
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 Progress = Callable[[str], None]
@@ -67,6 +70,37 @@ def request_findings(recipe: Recipe, requests: Sequence[RequestRecord]) -> Findi
         repro_command=f"harness live run {recipe.agent}",
         expected=f"every request to 127.0.0.1 and at least one {api} request",
         actual="\n".join(lines) or "(no requests)",
+    )
+
+
+def net_finding(evidence: NetEvidence | None, *, repro_command: str) -> Finding:
+    """LIVE-NET-001 on what the sealed launches of one real run recorded."""
+    if evidence is None or not evidence.sealing.sealed:
+        why = evidence.sealing.reason if evidence is not None else "no sealed launch"
+        return skipped(f"{why}; traffic off the machine was possible and was not recorded")
+    if evidence.attempts:
+        return failed(
+            f"LIVE-NET-001: the real CLI tried to reach the network outside loopback "
+            f"{len(evidence.attempts)} time(s): "
+            + ", ".join(sorted({f"{a.kind} {a.target}" for a in evidence.attempts})),
+            repro_command=repro_command,
+            expected="no connect or name look-up outside loopback",
+            actual="\n".join(str(a) for a in evidence.attempts),
+            stderr="\n".join(evidence.problems),
+        )
+    if evidence.launches == 0:
+        return skipped("the real CLI was never launched sealed")
+    if not evidence.recorded:
+        return skipped(
+            f"sealed ({evidence.sealing.how}): nothing could leave the machine and no name "
+            f"was looked up, but connects were not recorded in "
+            f"{evidence.launches - evidence.traced} of {evidence.launches} launch(es) "
+            "(strace is not installed)"
+        )
+    note = f"; launcher notes: {'; '.join(evidence.problems)}" if evidence.problems else ""
+    return passed(
+        f"sealed ({evidence.sealing.how}): {evidence.launches} launch(es), "
+        f"no attempt outside loopback{note}"
     )
 
 
@@ -150,6 +184,7 @@ def _one_case(  # noqa: PLR0917 - one private call site
         )
         out: Result = [(rule, label, finding) for rule, finding in found]
         out.append(("LIVE-REQUESTS-001", label, request_findings(recipe, real.requests)))
+        out.append(("LIVE-NET-001", label, net_finding(real.net, repro_command=repro)))
         verdicts = ", ".join(f"{r.split('-')[2]}={f.status.value}" for r, _l, f in out)
         progress(f"{defn.id} {label}: {verdicts}")
         return out

@@ -12,16 +12,23 @@ turn's session (the def's ``resume_style``) in the second.
 world (a shim named like the real binary, ``FAKE_CLI_SCENARIO``), which is what the
 differential check compares against (:mod:`harness.live.differential`).
 
+``side="real"`` launches the CLI — its version probe too — sealed in a loopback-only
+network namespace (:mod:`harness.live.netns`); :attr:`LiveRun.net` holds what those
+launches tried outside loopback (LIVE-NET-001).
+
 Nothing here compares an agent id: the recipe is looked up by ``defn.id`` as data.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +39,7 @@ from harness.events import Event
 from harness.fakes_install import shim_name, shim_text
 from harness.live.home import LiveDirs, build_env, make_dirs, placeholder_values, write_home_files
 from harness.live.install import default_cache_dir, installed_bin
+from harness.live.netns import NetEvidence, NetSeal, probe_sealing
 from harness.live.recipes import Recipe, ScenarioCase, recipe_for
 from harness.modelserver import ModelServer, RequestRecord, RequestTiming
 from harness.record import Expectation, RunRecorder, set_expectation
@@ -95,6 +103,10 @@ class LiveRun:
     server_host: str = ""
     #: The model server's own time per request of this run (benchmarks/live.py).
     server_timings: list[RequestTiming] = field(default_factory=list)
+    #: What the sealed launches recorded (LIVE-NET-001); ``None`` on the fake side.
+    net: NetEvidence | None = None
+    #: Seconds from the model server's start to the last turn's end (probe included).
+    wall_s: float = 0.0
 
     @property
     def events(self) -> list[Event]:
@@ -251,20 +263,29 @@ def run_live(
         cli_version=None,
         request_log=str(dirs.root / "requests.jsonl"),
     )
-    with ModelServer(case.scenario, log_path=run.request_log) as server:
+    started = time.monotonic()
+    sealing = probe_sealing() if side == "real" else None
+    if sealing is not None and not sealing.sealed:
+        warnings.warn(f"live {defn.id}: {sealing.reason}", RuntimeWarning, stacklevel=2)
+    with (
+        ModelServer(case.scenario, log_path=run.request_log) as server,
+        NetSeal(dirs.root, server.port, sealing) if sealing is not None else _no_seal() as seal,
+    ):
         values = placeholder_values(recipe, dirs, base_url=server.url, port=server.port)
         run.server_host = server.url.split("://", 1)[1]
         write_home_files(recipe, dirs, values)
         env = build_env(recipe, dirs, values, transport=recipe.transport(name))
-        if side == "fake":
+        if side == "fake" or seal is None:
             exe = _fake_bin(defn, dirs)
             env["FAKE_CLI_SCENARIO"] = case.scenario
             if os.environ.get("PYTHONPATH"):
                 env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         else:
             assert found is not None
-            exe = found
-            run.cli_version = cli_version(exe, defn, env, str(dirs.cwd))
+            # LIVE-NET-001: the probe and every turn run sealed (harness.live.netns).
+            exe = seal.launcher(found, "run")
+            probe = seal.launcher(found, "version")
+            run.cli_version = cli_version(probe, defn, env, str(dirs.cwd))
         per_turn = timeout_s or case.timeout_s or recipe.timeout_s
         resume: str | None = None
         for turn in range(1, case.turns + 1):
@@ -311,7 +332,15 @@ def run_live(
             if turn < case.turns and not resume:
                 break
         run.server_timings = server.timings
+        if seal is not None:
+            run.net = seal.evidence()
+    run.wall_s = time.monotonic() - started
     return run
+
+
+@contextlib.contextmanager
+def _no_seal() -> Iterator[None]:
+    yield None
 
 
 def _with_override(req: RunRequest, argv: Sequence[str]) -> RunRequest:
