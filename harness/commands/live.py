@@ -165,6 +165,8 @@ def _run(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO
             "session_ids": [t.result.session_id for t in run.turns],
             "files": sorted(run.files),
             "requests": dict(kinds),
+            "network": _network(run),
+            "wall_s": round(run.wall_s, 1),
         }
         if args.json:
             print(json.dumps({"type": "live_summary", **summary}), file=out)
@@ -172,6 +174,7 @@ def _run(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO
             print("-- request log", file=out)
             for line, n in kinds.items():
                 print(f"  {n} x {line}", file=out)
+            print(f"-- network: {summary['network']}", file=out)
             print(
                 f"-- {run.agent} {run.cli_version or ''} [{run.transport}] {run.case.id}: "
                 f"{summary['outcomes']} exit {summary['exit_codes']} files {summary['files']}",
@@ -184,6 +187,16 @@ def _run(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO
         )
     finally:
         run.dirs.cleanup()
+
+
+def _network(run: object) -> object:
+    """LIVE-NET-001 evidence of a real run: the attempts outside loopback, or why unsealed."""
+    net = getattr(run, "net", None)
+    if net is None:
+        return None
+    if not net.sealing.sealed:
+        return {"sealed": False, "reason": net.sealing.reason}
+    return {"sealed": True, "launches": net.launches, "attempts": [str(a) for a in net.attempts]}
 
 
 def _diff(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO) -> int:
