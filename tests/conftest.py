@@ -3,6 +3,9 @@
 * Every ``@pytest.mark.rule(...)`` id must exist in the rule catalog; an
   unknown id stops collection (CATALOG-BINDING-001).
 * ``posix`` / ``windows`` markers skip tests on the other family of OS.
+* ``no_leaked_processes`` (autouse, :mod:`tests.support.processes`): a test that leaves a
+  process running fails, naming it. ``keeps_processes(reason)`` opts a test out; a marker
+  without a reason stops collection.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from conformance.rules import all_rules
+from tests.support.processes import KEEPS_PROCESSES, no_leaked_processes
+
+__all__ = ["no_leaked_processes"]
 
 # Property tests judge behaviour, not speed: on a loaded 2-core CI machine a
 # per-example deadline only produces flaky failures (speed lives in benchmarks/).
@@ -40,6 +46,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if unknown:
         lines = "\n".join(f"  {rid} in {nodeid}" for rid, nodeid in unknown)
         raise pytest.UsageError(f"tests name rule ids missing from conformance/rules:\n{lines}")
+    unexplained = sorted(
+        item.nodeid
+        for item in items
+        for mark in item.iter_markers(KEEPS_PROCESSES)
+        if not (mark.args and str(mark.args[0]).strip())
+    )
+    if unexplained:
+        lines = "\n".join(f"  {nodeid}" for nodeid in unexplained)
+        raise pytest.UsageError(f"keeps_processes needs a reason (why the process stays):\n{lines}")
     for item in items:
         if item.get_closest_marker("posix") and sys.platform == "win32":
             item.add_marker(pytest.mark.skip(reason="POSIX only"))

@@ -6,8 +6,6 @@ The shim first appends its argv to ``calls.log`` and points ``FAKE_CLI_RECORD`` 
 under ``records/``, so every invocation leaves its own record (the fake itself overwrites one
 record path per run). Both paths are written into the shim, so no environment variable the
 setup passes or drops can hide a call.
-
-``no_leaked_processes`` (autouse) fails a test that leaves a child process alive.
 """
 
 from __future__ import annotations
@@ -15,13 +13,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fakes.conftest import REPO_ROOT, leaked_processes
+from tests.fakes.conftest import REPO_ROOT
 
 #: Variables a test run must not inherit from the developer's shell.
 _SCRUBBED_PREFIXES = ("FAKE_CLI_", "FAKE_DSH_", "DSH_", "DEEPSEEK_", "ANTHROPIC_", "OPENAI_")
@@ -33,15 +30,6 @@ _SHIM = """#!/bin/sh
 FAKE_CLI_RECORD="{records}/$$.json" PYTHONPATH="{root}" \\
   exec "{python}" -m fake_clis deepseek-harness "$@"
 """
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_processes() -> Iterator[None]:
-    """Fail the test when it leaves a child process behind (the leftovers are killed)."""
-    yield
-    leaked = leaked_processes()
-    if leaked:
-        pytest.fail("test left processes running (now killed):\n  " + "\n  ".join(leaked))
 
 
 class DshWorld:

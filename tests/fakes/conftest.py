@@ -1,72 +1,26 @@
 """Shared fixtures for the fake-CLI tests (every emulator module's tests use them).
 
-``no_leaked_processes`` is autouse: a test that leaves a child process of the test
-runner alive fails, after the leftovers are killed (design principle 7: fakes are real
-processes, so their tests must clean up what they start). Processes that are already
-exiting get a short grace period; zombies (exited, not yet reaped) are not leaks.
+Fakes are real processes (design principle 7); the suite-wide leak check
+(:mod:`tests.support.processes`) fails a test that leaves one running.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import psutil
 import pytest
 
 from harness.events import Event, TextDelta
 from harness.streams import create_parser
 
 E = TypeVar("E")
-
-#: How long a finishing child may take to go away before it counts as leaked.
-GRACE_SECONDS = 1.0
-
-
-def _live_children() -> list[psutil.Process]:
-    alive: list[psutil.Process] = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if child.status() != psutil.STATUS_ZOMBIE:
-                alive.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return alive
-
-
-def leaked_processes(grace: float = GRACE_SECONDS) -> list[str]:
-    """Kill every live descendant of this process; describe the ones that were alive."""
-    children = _live_children()
-    if not children:
-        return []
-    _, alive = psutil.wait_procs(children, timeout=grace)
-    described: list[str] = []
-    for proc in alive:
-        try:
-            described.append(f"pid {proc.pid}: {' '.join(proc.cmdline())[:200]}")
-            proc.kill()
-        except psutil.NoSuchProcess:
-            continue
-    psutil.wait_procs(alive, timeout=grace)
-    return described
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_processes() -> Iterator[None]:
-    """Fail the test when it leaves a child process behind (the leftovers are killed)."""
-    yield
-    leaked = leaked_processes()
-    if leaked:
-        pytest.fail("test left processes running (now killed):\n  " + "\n  ".join(leaked))
 
 
 # --------------------------------------------------------------------------- running fakes
@@ -181,71 +135,6 @@ class FakeCli:
         except (OSError, ValueError):
             return {}
         return data
-
-
-def kill_tree(proc: subprocess.Popen[bytes]) -> list[int]:
-    """Kill ``proc`` and every descendant (snapshot first); reap; return the pids killed."""
-    try:
-        family = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        family = []
-    for member in family:
-        try:
-            member.kill()
-        except psutil.NoSuchProcess:
-            continue
-    psutil.wait_procs(family, timeout=5)
-    for stream in (proc.stdin, proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-    proc.wait(timeout=5)
-    return [m.pid for m in family]
-
-
-class StdoutPump:
-    """Reads a process's stdout on a thread so tests can wait with a deadline."""
-
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        assert proc.stdout is not None
-        self._fd = proc.stdout.fileno()
-        self._queue: queue.Queue[bytes | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._pump, daemon=True)
-        self._thread.start()
-        self.received = bytearray()
-
-    def _pump(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self._fd, 65536)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._queue.put(None)
-                return
-            self._queue.put(chunk)
-
-    def next(self, timeout: float) -> bytes | None:
-        """The next chunk, or None at EOF; raises ``TimeoutError`` after ``timeout``."""
-        try:
-            chunk = self._queue.get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError(f"no stdout within {timeout}s") from None
-        if chunk is not None:
-            self.received += chunk
-        return chunk
-
-    def until(self, needle: bytes, timeout: float) -> bytes:
-        """Read until ``needle`` has appeared in stdout; returns everything read so far."""
-        deadline = time.monotonic() + timeout
-        while needle not in self.received:
-            left = deadline - time.monotonic()
-            if left <= 0 or self.next(left) is None:
-                break
-        if needle not in self.received:
-            raise AssertionError(
-                f"{needle!r} never appeared; stdout so far: {bytes(self.received)!r}"
-            )
-        return bytes(self.received)
 
 
 @pytest.fixture

@@ -50,7 +50,8 @@ from harness.protocols.base import (
     SetDeadline,
     TwoWaySession,
 )
-from tests.fakes.conftest import FakeCli, StdoutPump, events_of, install_shim, kill_tree, text_of
+from tests.fakes.conftest import FakeCli, events_of, install_shim, text_of
+from tests.support.processes import StdoutPump, kill_tree
 
 ACP_AGENTS = ("amr", "devin", "hermes", "kimi", "kiro", "kilo", "reasonix", "trae-cli", "vibe")
 #: Agents that do not exit at stdin EOF (live: every vibe-acp 3.0.2 run ended by SIGTERM).
@@ -663,8 +664,10 @@ def test_hermes_write_matches_its_recording(fake: FakeCli, answer: str, written:
         "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
     )
     call = client.until(
-        lambda f: f.get("method") == "session/update"
-        and f["params"]["update"]["sessionUpdate"] == "tool_call"
+        lambda f: (
+            f.get("method") == "session/update"
+            and f["params"]["update"]["sessionUpdate"] == "tool_call"
+        )
     )["params"]["update"]
     assert re.fullmatch(r"tc-[0-9a-f]{12}", call["toolCallId"])
     assert (call["title"], call["kind"], call["locations"]) == (
@@ -743,16 +746,22 @@ def test_hermes_terminal_matches_its_recording(
         for f in stdout_frames(bytes(client.pump.received))
         if f.get("method") == "session/update"
     ]
-    assert not [f for f in stdout_frames(bytes(client.pump.received))
-                if f.get("method") == "session/request_permission"]
+    assert not [
+        f
+        for f in stdout_frames(bytes(client.pump.received))
+        if f.get("method") == "session/request_permission"
+    ]
     (call,) = [u for u in updates if u["sessionUpdate"] == "tool_call"]
     command = "echo hi" if scenario_name == "shell" else "false"
     assert re.fullmatch(r"tc-[0-9a-f]{12}", call["toolCallId"])
     assert (call["title"], call["kind"], call["locations"]) == (
-        f"terminal: {command}", "execute", []
+        f"terminal: {command}",
+        "execute",
+        [],
     )
-    assert call["content"] == [{"type": "content", "content": {"type": "text",
-                                                               "text": f"$ {command}"}}]
+    assert call["content"] == [
+        {"type": "content", "content": {"type": "text", "text": f"$ {command}"}}
+    ]
     assert "rawInput" not in call and "status" not in call
     (done,) = [u for u in updates if u["sessionUpdate"] == "tool_call_update"]
     assert (done["toolCallId"], done["status"]) == (call["toolCallId"], status)

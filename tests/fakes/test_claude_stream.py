@@ -40,16 +40,8 @@ from harness.events import (
 from harness.launch import RealFileSystem
 from harness.prompt import is_clean_terminal_turn, should_close_stdin, stream_json_user_message
 from harness.streams import create_parser
-from tests.fakes.conftest import (
-    FakeCli,
-    FakeResult,
-    StdoutPump,
-    events_of,
-    install_shim,
-    kill_tree,
-    parse_stream,
-    text_of,
-)
+from tests.fakes.conftest import FakeCli, FakeResult, events_of, install_shim, parse_stream, text_of
+from tests.support.processes import StdoutPump, kill_tree
 
 FORMAT = "claude-stream-json"
 CLAUDE = get_agent_def("claude")

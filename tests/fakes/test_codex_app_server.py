@@ -40,7 +40,8 @@ from harness.protocols.base import (
 )
 from harness.protocols.codex_app_server import CodexAppServerSession, parse_server_version
 from harness.schemas import load_schema
-from tests.fakes.conftest import FakeCli, StdoutPump, kill_tree
+from tests.fakes.conftest import FakeCli
+from tests.support.processes import StdoutPump, kill_tree
 
 CODEX = get_agent_def("codex")
 (APP_SERVER,) = [t for t in CODEX.alt_transports if t.name == "app-server"]

@@ -28,15 +28,8 @@ from harness.events import (
     Usage,
 )
 from harness.prompt import stream_json_user_message
-from tests.fakes.conftest import (
-    FakeCli,
-    FakeResult,
-    StdoutPump,
-    events_of,
-    kill_tree,
-    parse_stream,
-    text_of,
-)
+from tests.fakes.conftest import FakeCli, FakeResult, events_of, parse_stream, text_of
+from tests.support.processes import StdoutPump, kill_tree
 
 COPILOT = get_agent_def("copilot")
 QODER = get_agent_def("qoder")

@@ -55,7 +55,8 @@ from harness.protocols.base import (
 )
 from harness.protocols.dsh import DshProfileSession
 from harness.protocols.dsh_frames import schema_for
-from tests.fakes.conftest import FakeCli, FakeResult, StdoutPump, install_shim, kill_tree
+from tests.fakes.conftest import FakeCli, FakeResult, install_shim
+from tests.support.processes import StdoutPump, kill_tree
 
 AGENT = "deepseek-harness"
 DEF = get_agent_def(AGENT)

@@ -41,8 +41,9 @@ from harness.events import (
 from harness.launch import RealFileSystem
 from harness.protocols.base import Actions, Finished, RunStatus, SessionRequest, TwoWaySession
 from harness.protocols.pi_rpc import PiRpcSession
-from tests.fakes.conftest import FakeCli, StdoutPump, events_of, install_shim, kill_tree, text_of
+from tests.fakes.conftest import FakeCli, events_of, install_shim, text_of
 from tests.fakes.test_acp import Live, drive, stdout_frames
+from tests.support.processes import StdoutPump, kill_tree
 
 HTML = "<!doctype html>\n<h1>Hello</h1>\n"
 PROMPT = "Create hello.html"

@@ -18,15 +18,8 @@ from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeCo
 from harness.events import Artifact, Event
 from harness.live.recipes import load_recipe
 from harness.prompt import PromptFile, stdin_payload
-from tests.fakes.conftest import (
-    FakeCli,
-    FakeResult,
-    StdoutPump,
-    events_of,
-    kill_tree,
-    parse_stream,
-    text_of,
-)
+from tests.fakes.conftest import FakeCli, FakeResult, events_of, parse_stream, text_of
+from tests.support.processes import StdoutPump, kill_tree
 
 PROMPT = "Create hello.html please"
 HTML = "<!doctype html>\n<h1>Hello</h1>\n"
@@ -270,10 +263,13 @@ def test_aider_retries_an_api_error_and_exits_zero(fake: FakeCli) -> None:
         + "\n"
     )
     wide = run_aider(fake, "api_error", COLUMNS="200")
-    assert wide.out.count(
-        "litellm.InternalServerError: InternalServerError: OpenAIException - "
-        "Internal server error\n"
-    ) == len(delays) + 1
+    assert (
+        wide.out.count(
+            "litellm.InternalServerError: InternalServerError: OpenAIException - "
+            "Internal server error\n"
+        )
+        == len(delays) + 1
+    )
     # A 401 is not retried.
     steps = [{"kind": "api_error", "status": 401, "message": "bad key"}]
     denied = run_aider(fake, fake.scenario_file("auth", steps))

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from harness.cli import main
@@ -39,10 +38,8 @@ from harness.record import (
 from harness.replay import replay_recording
 from harness.runner import RunOutcome, run_agent, run_agent_async
 from harness.scrub import REDACTED
-from tests.runner.conftest import FakeWorld, leaked_processes, no_leaked_processes
-
-# The runner tests' leak check applies here too (imported fixture, autouse).
-__all__ = ["no_leaked_processes"]
+from tests.runner.conftest import FakeWorld
+from tests.support.processes import kill_orphans
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -339,10 +336,7 @@ def test_kill_9_of_harness_run_keeps_the_chunks_and_leaves_no_exit_line(
     proc.kill()
     proc.communicate()
     # Nothing is left to reap the orphaned CLI after kill -9: stop it here.
-    orphans = leaked_processes(no_leaked_processes, set())
-    for orphan in orphans:
-        orphan.kill()
-    psutil.wait_procs(orphans, timeout=5)
+    kill_orphans(no_leaked_processes)
     with pytest.raises(RecordingError, match="no exit line"):
         load_recording(out)
     lines = out.read_text(encoding="utf-8").splitlines()

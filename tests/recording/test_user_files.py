@@ -29,9 +29,7 @@ from harness.record import (
     load_recording,
 )
 from harness.runner import run_agent
-from tests.runner.conftest import FakeWorld, no_leaked_processes
-
-__all__ = ["no_leaked_processes"]
+from tests.runner.conftest import FakeWorld
 
 REFUSE = "USERFILE-RECORD-001"
 REPLACE = "USERFILE-RECORD-002"

@@ -1,12 +1,7 @@
-"""Fixtures for the runner tests: real fake CLIs on a private PATH, and a leak check.
+"""Fixtures for the runner tests: real fake CLIs on a private PATH.
 
-``no_leaked_processes`` is autouse: every runner test fails when a process it started is
-still alive afterwards (the leftovers are killed first). Two nets catch them:
-
-* psutil children of the test process, recursive (zombies do not count);
-* every process whose environment carries this test's token. Each test exports a fresh
-  ``HARNESS_TEST_LEAK_TOKEN``; runs inherit it, so a grandchild orphaned when its parent
-  died (re-parented to PID 1, invisible to ``children()``) is still found.
+Every test here is held by the suite-wide leak check (:mod:`tests.support.processes`):
+a process a run leaves behind, even an orphaned grandchild, fails the test.
 
 The ``stress`` marker is registered here (``-m "not stress"`` deselects the stress test).
 """
@@ -17,13 +12,11 @@ import asyncio
 import json
 import os
 import sys
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
@@ -31,8 +24,6 @@ from harness.events import Event, TextDelta
 from harness.fakes_install import install_fakes
 from harness.launch import path_env_key
 from harness.runner import RunRequest, RunResult, run_agent_async
-
-LEAK_TOKEN_VAR = "HARNESS_TEST_LEAK_TOKEN"
 
 #: One def per stream format and transport (codex twice: exec-json and app-server).
 FORMAT_CASES: tuple[tuple[str, str | None], ...] = (
@@ -54,62 +45,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "stress: long randomized runner stress test (deselect with -m 'not stress')"
     )
-
-
-# --------------------------------------------------------------------------- leak check
-
-
-def _alive(proc: psutil.Process) -> bool:
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _carries(proc: psutil.Process, token: str) -> bool:
-    try:
-        return proc.environ().get(LEAK_TOKEN_VAR) == token
-    except psutil.Error:
-        return False
-
-
-def leaked_processes(token: str, exclude: set[int]) -> list[psutil.Process]:
-    me = os.getpid()
-    found: dict[int, psutil.Process] = {}
-    for child in psutil.Process(me).children(recursive=True):
-        if child.pid not in exclude and _alive(child):
-            found[child.pid] = child
-    for proc in psutil.process_iter():
-        if proc.pid in (me, *exclude) or proc.pid in found:
-            continue
-        if _carries(proc, token) and _alive(proc):
-            found[proc.pid] = proc
-    return list(found.values())
-
-
-def kill_and_describe(procs: Sequence[psutil.Process]) -> list[str]:
-    described: list[str] = []
-    for proc in procs:
-        try:
-            described.append(f"pid {proc.pid}: {' '.join(proc.cmdline())[:200]}")
-            proc.kill()
-        except psutil.Error:
-            continue
-    psutil.wait_procs(list(procs), timeout=2)
-    return described
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Fail the test when a process it started outlives it (the leftovers are killed)."""
-    token = uuid.uuid4().hex
-    monkeypatch.setenv(LEAK_TOKEN_VAR, token)
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
-    yield token
-    leaked = leaked_processes(token, before)
-    if leaked:
-        described = kill_and_describe(leaked)
-        pytest.fail("test left processes running (now killed):\n  " + "\n  ".join(described))
 
 
 # --------------------------------------------------------------------------- fake CLIs

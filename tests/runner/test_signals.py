@@ -13,7 +13,6 @@ finished inner result and drops the cancellation when both are ready at once).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -32,7 +31,8 @@ import pytest
 from harness.events import Event, TextDelta
 from harness.runner import engine
 from harness.runner.pipes import PipeQueue
-from tests.runner.conftest import FakeWorld, leaked_processes
+from tests.runner.conftest import FakeWorld
+from tests.support.processes import kill_orphans, leaked_processes
 
 
 @pytest.mark.rule("SIG-RACE-001", "RUN-REAP-001")
@@ -199,15 +199,6 @@ def test_a_signal_cancels_the_run_restores_the_file_and_leaks_nothing(
     assert not survivors, f"the CLI tree outlived the harness: {survivors}"
 
 
-def _kill_orphans(token: str) -> None:
-    """After kill -9 the CLI tree is orphaned (nothing can reap it): stop it here."""
-    orphans = leaked_processes(token, set())
-    for proc in orphans:
-        with contextlib.suppress(psutil.Error):
-            proc.kill()
-    psutil.wait_procs(orphans, timeout=5)
-
-
 @pytest.mark.rule("SIG-JOURNAL-002")
 @posix_only
 @pytest.mark.parametrize("recovered_by", ["harness mcp restore", "the next harness run"])
@@ -217,7 +208,8 @@ def test_after_kill_9_the_users_file_comes_back(
     run = _launch(world, "hang", needle="Thinking about it")
     run.proc.kill()
     run.stop()
-    _kill_orphans(no_leaked_processes)
+    # After kill -9 the CLI tree is orphaned (nothing can reap it): stop it here.
+    kill_orphans(no_leaked_processes)
     assert (run.project / ".mcp.json").read_bytes() != USER_CONFIG  # left injected
     env = world.env()
     env["PYTHONPATH"] = str(ROOT)
