@@ -2,9 +2,9 @@
 processes, driven live by the engine's ACP session.
 
 Rules: FAKE-ACP-001..011 (conformance/rules/fakes_protocol.py). Each test starts
-``python -m fake_clis AGENT ...``; :func:`drive` writes the session's frames to the fake's
-stdin and feeds its stdout to ``session.receive`` until the session finishes, then closes
-stdin as the session asks. :class:`RawClient` speaks JSON-RPC by hand where a test needs an
+``python -m fake_clis AGENT ...``; :func:`drive` runs the engine's session against it
+(:func:`tests.support.drive.drive_session`: frames to stdin, stdout to ``receive``, until
+the session finishes). :class:`RawClient` speaks JSON-RPC by hand where a test needs an
 answer the engine would never give (a rejected permission, a wrong MCP env shape). Frames in
 the tests are written from wire §A.1 and the vendored schema, not copied from the fakes.
 """
@@ -12,7 +12,6 @@ the tests are written from wire §A.1 and the vendored schema, not copied from t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 import subprocess
@@ -43,14 +42,13 @@ from harness.protocols.acp import AcpSession
 from harness.protocols.acp_schema import validate_incoming
 from harness.protocols.base import (
     Actions,
-    CloseStdin,
     Finished,
     RunStatus,
     SessionRequest,
-    SetDeadline,
     TwoWaySession,
 )
 from tests.fakes.conftest import FakeCli, events_of, install_shim, text_of
+from tests.support.drive import OnEvents, drive_session
 from tests.support.processes import StdoutPump, kill_tree
 
 ACP_AGENTS = ("amr", "devin", "hermes", "kimi", "kiro", "kilo", "reasonix", "trae-cli", "vibe")
@@ -100,9 +98,6 @@ def stdout_frames(data: bytes) -> list[dict[str, Any]]:
     return out
 
 
-OnEvents = Callable[[TwoWaySession, list[Event], float], "Actions | None"]
-
-
 def drive(
     fake: FakeCli,
     agent: str,
@@ -118,97 +113,17 @@ def drive(
 ) -> Live:
     """Run ``session`` against ``python -m fake_clis agent`` until it finishes.
 
-    Deadlines the session asks for are honoured with ``tick``; ``on_events`` may return
-    more actions (e.g. ``session.cancel``) after each chunk. After the end the fake gets
-    ``exit_timeout`` seconds to exit on its own; then it is killed (``code`` None).
+    ``on_events`` may return more actions (e.g. ``session.cancel``) after each chunk. After
+    the end the fake gets ``exit_timeout`` seconds to exit on its own; then it is killed
+    (``code`` None).
     """
     argv = list(args) if args is not None else def_argv(get_agent_def(agent))
     proc = fake.popen(agent, argv, scenario=scenario, env=env)
-    assert proc.stdin is not None and proc.stderr is not None
-    pump = StdoutPump(proc)
-    origin = time.monotonic()
-    events: list[Event] = []
-    sent: list[bytes] = []
-    deadlines: list[float] = []
-    finished: list[Finished] = []
-    closed = [False]
-    eof = [False]
-
-    def now() -> float:
-        return (time.monotonic() - origin) * 1000
-
-    def apply(actions: Actions | None) -> None:
-        if actions is None:
-            return
-        events.extend(actions.events)
-        assert proc.stdin is not None
-        for frame in actions.frames:
-            sent.append(frame)
-            if not closed[0]:
-                try:
-                    proc.stdin.write(frame)
-                    proc.stdin.flush()
-                except BrokenPipeError:
-                    closed[0] = True
-        for control in actions.controls:
-            if isinstance(control, CloseStdin) and not closed[0]:
-                closed[0] = True
-                with contextlib.suppress(BrokenPipeError):
-                    proc.stdin.close()
-            elif isinstance(control, SetDeadline):
-                deadlines.append(control.at_ms)
-            elif isinstance(control, Finished):
-                finished.append(control)
-
-    code: int | None = None
-    try:
-        apply(session.start(request, now()))
-        end = time.monotonic() + timeout
-        while not finished:
-            left = end - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"no end within {timeout}s; stdout: {bytes(pump.received)!r}")
-            due = min(deadlines) if deadlines else None
-            if due is not None:
-                left = min(left, max(0.0, (due - now()) / 1000))
-            try:
-                chunk = pump.next(max(left, 0.001))
-            except TimeoutError:
-                if due is not None and now() >= due:
-                    deadlines.remove(due)
-                    apply(session.tick(now()))
-                continue
-            if chunk is None:
-                eof[0] = True
-                apply(session.end_of_output(now()))
-                break
-            apply(session.receive(chunk, now()))
-            if on_events is not None:
-                apply(on_events(session, events, now()))
-        try:
-            code = proc.wait(timeout=exit_timeout)
-        except Exception:
-            code = None
-    finally:
-        if code is None:
-            kill_tree(proc)
-        else:
-            while not eof[0] and pump.next(5) is not None:
-                pass
-            stderr = proc.stderr.read()
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-    err = b"" if code is None else stderr
+    run = drive_session(
+        proc, session, request, on_events=on_events, timeout=timeout, exit_timeout=exit_timeout
+    )
     return Live(
-        events,
-        finished[0] if finished else None,
-        code,
-        bytes(pump.received),
-        err,
-        sent,
-        fake.record(),
-        session,
+        run.events, run.finished, run.code, run.stdout, run.stderr, run.sent, fake.record(), session
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 import time
 import uuid
@@ -38,9 +39,10 @@ from harness.events import (
     Usage,
 )
 from harness.launch import RealFileSystem
-from harness.prompt import is_clean_terminal_turn, should_close_stdin, stream_json_user_message
-from harness.streams import create_parser
+from harness.prompt import is_clean_terminal_turn, stream_json_user_message
+from harness.protocols.base import Actions, SessionRequest
 from tests.fakes.conftest import FakeCli, FakeResult, events_of, install_shim, parse_stream, text_of
+from tests.support.drive import StreamJsonTurns, drive_session
 from tests.support.processes import StdoutPump, kill_tree
 
 FORMAT = "claude-stream-json"
@@ -121,8 +123,8 @@ def drive(
     agent: str = "claude",
     scenario: str = "happy",
     timeout: float = 30.0,
-) -> tuple[list[Event], int, list[bool]]:
-    """Drive one stream-json process as the engine does.
+) -> tuple[list[Event], int | None, list[bool]]:
+    """Drive one stream-json process as the engine does (:class:`StreamJsonTurns`).
 
     The first prompt is written at spawn; on each terminal ``usage`` the next prompt is
     written, and after the last one stdin is closed. Returns the events, the exit code and,
@@ -130,41 +132,24 @@ def drive(
     stdin instead of exiting on its own).
     """
     proc = fake.popen(agent, args, scenario=scenario)
-    assert proc.stdin is not None
-    pump = StdoutPump(proc)
-    parser = create_parser(defn.stream_format, defn.event_parser)
-    events: list[Event] = []
+    turns = StreamJsonTurns(defn, prompts)
     waiting: list[bool] = []
-    pending = list(prompts)
-    try:
-        proc.stdin.write(stream_json_user_message(pending.pop(0)))
-        proc.stdin.flush()
-        closed = False
-        while True:
-            chunk = pump.next(timeout)
-            if chunk is None:
-                events.extend(parser.finish())
-                break
-            for event in parser.feed(chunk):
-                events.append(event)
-                if closed or not (isinstance(event, Usage) and should_close_stdin(defn, event)):
-                    continue
-                time.sleep(0.15)
-                waiting.append(proc.poll() is None)
-                if pending:
-                    proc.stdin.write(stream_json_user_message(pending.pop(0)))
-                    proc.stdin.flush()
-                else:
-                    proc.stdin.close()
-                    closed = True
-        code = proc.wait(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            kill_tree(proc)
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-    return events, code, waiting
+
+    def turn_over(actions: Actions, proc: subprocess.Popen[bytes]) -> None:
+        # Called before the next prompt (or the close) this turn's end produced goes out.
+        if turns.turns_ended > len(waiting):
+            time.sleep(0.15)
+            waiting.append(proc.poll() is None)
+
+    run = drive_session(
+        proc,
+        turns,
+        SessionRequest(prompt=prompts[0], cwd=str(fake.cwd)),
+        on_actions=turn_over,
+        timeout=timeout,
+        exit_timeout=timeout,
+    )
+    return run.events, run.code, waiting
 
 
 def assert_happy(events: list[Event], project: Path, *, partial: bool) -> None:

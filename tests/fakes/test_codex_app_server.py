@@ -32,15 +32,14 @@ from harness.defs.types import BuildOptions, RuntimeContext
 from harness.events import Event, Raw, Status, TextDelta, ThinkingDelta, ToolResult, ToolUse, Usage
 from harness.protocols.base import (
     Actions,
-    CloseStdin,
     Finished,
     RunStatus,
     SessionRequest,
-    SetDeadline,
 )
 from harness.protocols.codex_app_server import CodexAppServerSession, parse_server_version
 from harness.schemas import load_schema
 from tests.fakes.conftest import FakeCli
+from tests.support.drive import cancel_once, drive_session
 from tests.support.processes import StdoutPump, kill_tree
 
 CODEX = get_agent_def("codex")
@@ -161,74 +160,35 @@ def drive(
     """Spawn ``codex app-server`` and run one turn of the engine's session against it."""
     request = request or SessionRequest(prompt="Create hello.html", cwd=str(fake.cwd))
     proc = fake.popen("codex", args or ARGS, env=env or fake.env(scenario))
-    assert proc.stdin is not None and proc.stderr is not None
-    pump = StdoutPump(proc)
     session = CodexAppServerSession(shutdown_grace_ms=2000, interrupt_grace_ms=5000)
-    events: list[Event] = []
-    sent: list[dict[str, Any]] = []
-    finished: Finished | None = None
-    deadline: float | None = None
-    alive: bool | None = None
-    t0 = time.monotonic()
+    alive: list[bool] = []
 
-    def now() -> float:
-        return (time.monotonic() - t0) * 1000
-
-    def apply(actions: Actions) -> None:
-        nonlocal finished, deadline, alive
-        events.extend(actions.events)
-        for frame in actions.frames:
-            sent.append(json.loads(frame))
-            if not proc.stdin.closed:  # type: ignore[union-attr]
-                proc.stdin.write(frame)  # type: ignore[union-attr]
-                proc.stdin.flush()  # type: ignore[union-attr]
-        if check_alive and actions.finished is not None and alive is None:
+    def turn_over(actions: Actions, proc: subprocess.Popen[bytes]) -> None:
+        if check_alive and actions.finished is not None and not alive:
             # The server must outlive the turn: still up a moment after turn/completed.
             time.sleep(0.2)
-            alive = proc.poll() is None
-        for control in actions.controls:
-            if isinstance(control, CloseStdin) and not proc.stdin.closed:  # type: ignore[union-attr]
-                proc.stdin.close()  # type: ignore[union-attr]
-            elif isinstance(control, SetDeadline):
-                deadline = control.at_ms
-            elif isinstance(control, Finished):
-                finished = control
+            alive.append(proc.poll() is None)
 
-    code: int | None = None
-    stderr = ""
-    eof = False
-    try:
-        apply(session.start(request, now()))
-        cancelled = False
-        give_up = time.monotonic() + timeout
-        while finished is None and time.monotonic() < give_up:
-            if cancel_when is not None and not cancelled and cancel_when(events):
-                cancelled = True
-                apply(session.cancel(now()))
-            if deadline is not None and now() >= deadline:
-                apply(session.tick(now()))
-                continue
-            try:
-                chunk = pump.next(0.1)
-            except TimeoutError:
-                continue
-            if chunk is None:
-                eof = True
-                apply(session.end_of_output(now()))
-                break
-            apply(session.receive(chunk, now()))
-        try:
-            code = proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            code = None
-        if code is not None:
-            while not eof and pump.next(5) is not None:
-                pass
-            stderr = proc.stderr.read().decode("utf-8", "replace")
-    finally:
-        kill_tree(proc)
+    run = drive_session(
+        proc,
+        session,
+        request,
+        on_events=cancel_once(cancel_when),
+        on_actions=turn_over,
+        timeout=timeout,
+    )
+    sent = [json.loads(frame) for frame in run.sent]
+    stderr = run.stderr.decode("utf-8", "replace")
     return Live(
-        events, finished, code, bytes(pump.received), stderr, fake.record(), session, sent, alive
+        run.events,
+        run.finished,
+        run.code,
+        run.stdout,
+        stderr,
+        fake.record(),
+        session,
+        sent,
+        alive[0] if alive else None,
     )
 
 

@@ -4,9 +4,9 @@ Rules: FAKE-DSH-HAPPY-001, FAKE-DSH-FRAMES-001, FAKE-DSH-STEPS-001, FAKE-DSH-FAU
 FAKE-DSH-RESUME-001, FAKE-DSH-CANCEL-001, FAKE-DSH-EXEC-001, FAKE-DSH-ARGV-001,
 FAKE-DSH-PROBE-001, FAKE-DSH-PLUGIN-001 (conformance/rules/fakes_dsh_appserver.py).
 
-Runs go through ``harness.protocols.dsh.DshProfileSession`` against the live process: the
-session's frames are written to the fake's stdin and the fake's stdout is fed back to
-``receive`` (seed 001 §6, §7). Every frame the fake writes is checked against
+Runs go through ``harness.protocols.dsh.DshProfileSession`` against the live process
+(:func:`tests.support.drive.drive_session`: the session's frames to the fake's stdin, its
+stdout back to ``receive``; seed 001 §6, §7). Every frame the fake writes is checked against
 ``harness/schemas/dsh-profile-v1.schema.json`` (generation 1).
 """
 
@@ -16,7 +16,6 @@ import asyncio
 import hashlib
 import io
 import json
-import subprocess
 import sys
 import tarfile
 import time
@@ -46,16 +45,14 @@ from harness.events import (
 )
 from harness.launch import RealFileSystem
 from harness.protocols.base import (
-    Actions,
-    CloseStdin,
     Finished,
     RunStatus,
     SessionRequest,
-    SetDeadline,
 )
 from harness.protocols.dsh import DshProfileSession
 from harness.protocols.dsh_frames import schema_for
 from tests.fakes.conftest import FakeCli, FakeResult, install_shim
+from tests.support.drive import cancel_once, drive_session
 from tests.support.processes import StdoutPump, kill_tree
 
 AGENT = "deepseek-harness"
@@ -145,67 +142,10 @@ def drive(
     """Spawn ``dsh --profile open-design --stdio`` and run the dsh session against it."""
     request = request or SessionRequest(prompt="Create hello.html", cwd=str(fake.cwd))
     proc = fake.popen(AGENT, STDIO, env=env or fake.env(scenario))
-    assert proc.stdin is not None and proc.stderr is not None
-    pump = StdoutPump(proc)
     session = DshProfileSession(cancel_grace_ms=3000)
-    events: list[Event] = []
-    finished: Finished | None = None
-    deadline: float | None = None
-    t0 = time.monotonic()
-
-    def now() -> float:
-        return (time.monotonic() - t0) * 1000
-
-    def apply(actions: Actions) -> None:
-        nonlocal finished, deadline
-        events.extend(actions.events)
-        for frame in actions.frames:
-            if not proc.stdin.closed:  # type: ignore[union-attr]
-                proc.stdin.write(frame)  # type: ignore[union-attr]
-                proc.stdin.flush()  # type: ignore[union-attr]
-        for control in actions.controls:
-            if isinstance(control, CloseStdin) and not proc.stdin.closed:  # type: ignore[union-attr]
-                proc.stdin.close()  # type: ignore[union-attr]
-            elif isinstance(control, SetDeadline):
-                deadline = control.at_ms
-            elif isinstance(control, Finished):
-                finished = control
-
-    code: int | None = None
-    stderr = ""
-    eof = False
-    try:
-        apply(session.start(request, now()))
-        cancelled = False
-        give_up = time.monotonic() + timeout
-        while finished is None and time.monotonic() < give_up:
-            if cancel_when is not None and not cancelled and cancel_when(events):
-                cancelled = True
-                apply(session.cancel(now()))
-            if deadline is not None and now() >= deadline:
-                apply(session.tick(now()))
-                continue
-            try:
-                chunk = pump.next(0.1)
-            except TimeoutError:
-                continue
-            if chunk is None:
-                eof = True
-                apply(session.end_of_output(now()))
-                break
-            apply(session.receive(chunk, now()))
-        try:
-            code = proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            code = None
-        if code is not None:
-            while not eof and pump.next(5) is not None:
-                pass
-            stderr = proc.stderr.read().decode("utf-8", "replace")
-    finally:
-        kill_tree(proc)
-    stdout = bytes(pump.received)
-    return Live(events, finished, code, stdout, stderr, fake.record(), session)
+    run = drive_session(proc, session, request, on_events=cancel_once(cancel_when), timeout=timeout)
+    stderr = run.stderr.decode("utf-8", "replace")
+    return Live(run.events, run.finished, run.code, run.stdout, stderr, fake.record(), session)
 
 
 def write_scenario(fake: FakeCli, name: str, steps: list[dict[str, Any]], **top: Any) -> str:
