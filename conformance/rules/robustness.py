@@ -30,4 +30,19 @@ RULES = (
         "never as an unexpected exception.",
         "design §Reliability",
     ),
+    Rule(
+        "ROBUST-DEPTH-001",
+        Tier.MANDATORY,
+        "A JSON value nested deeper than 256 levels is not read as JSON (its line is raw or a "
+        "protocol error), the same on every stack, so no event carries a value too deep to write.",
+        "design §Reliability",
+    ),
+    Rule(
+        "ROBUST-FUZZ-001",
+        Tier.MANDATORY,
+        "Every one-way parser and two-way session, fed directly, through capture replay and "
+        "through a recording, raises nothing but its documented errors on any mutation of the "
+        "recorded corpus.",
+        "design §Reliability",
+    ),
 )

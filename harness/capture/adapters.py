@@ -242,7 +242,7 @@ class _JsonRpcAdapter(CaptureAdapter):
         if isinstance(frame, dict) and isinstance(frame.get("method"), str):
             rid = frame.get("id")
             if _is_id(rid):
-                return PendingRequest(rid, frame["method"])
+                return PendingRequest(json_safe(rid), json_safe(frame["method"]))
         return None
 
     def captured_response(self, value: Any) -> CapturedResponse | None:
@@ -495,7 +495,7 @@ class PiCaptureAdapter(CaptureAdapter):
         rid = frame.get("id")
         # extension_ui_response answers the agent; every other command awaits a response.
         if isinstance(kind, str) and kind != "extension_ui_response" and _is_id(rid):
-            return PendingRequest(rid, kind)
+            return PendingRequest(json_safe(rid), json_safe(kind))
         return None
 
     def captured_response(self, value: Any) -> CapturedResponse | None:
@@ -505,7 +505,8 @@ class PiCaptureAdapter(CaptureAdapter):
         command = value.get("command")
         if rid is not None and not _is_id(rid):
             return None
-        return CapturedResponse(json_safe(rid), command if isinstance(command, str) else None)
+        kind = json_safe(command) if isinstance(command, str) else None
+        return CapturedResponse(json_safe(rid), kind)
 
     def _starts_turn(self, frame: Any) -> bool:
         return isinstance(frame, dict) and frame.get("type") == "prompt"

@@ -35,6 +35,7 @@ from harness.events import json_safe
 __all__ = [
     "DEFAULT_HEAD_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
+    "MAX_JSON_DEPTH",
     "DecodedItem",
     "Line",
     "LineDecoder",
@@ -200,6 +201,13 @@ _JSON = json.JSONDecoder(parse_constant=_reject_constant)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 #: A surrogate code point in a decoded str (a valid pair decodes to one astral char).
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: The deepest nesting :func:`loads_json` reads (rule ROBUST-DEPTH-001). Python's own
+#: reader stops near its recursion limit, which depends on how deep the caller's stack
+#: already is; a fixed bound well under it makes the outcome the same everywhere and
+#: leaves every later consumer (``json.dumps`` of an event, a recursive walk) room.
+MAX_JSON_DEPTH = 256
+#: Text with fewer openers than this cannot be nested that deep (a C-speed pre-check).
+_OPENERS = ("[", "{")
 #: JSON's whitespace (``text[:1]`` of an empty text is ``""``, which is in it too).
 _JSON_SPACE = " \t\n\r"
 
@@ -266,8 +274,9 @@ def loads_json(text: str) -> Any:
 
     Leading and trailing JSON whitespace is allowed, as ``json.loads`` allows
     it. Raises ``ValueError`` (``json.JSONDecodeError``, or the int-digits
-    limit) for text that is not one JSON value, and ``RecursionError`` for one
-    nested deeper than the reader's stack allows.
+    limit) for text that is not one JSON value or one nested deeper than
+    :data:`MAX_JSON_DEPTH`, and ``RecursionError`` for one nested deeper than
+    the reader's own stack allows.
     """
     if text[:1] in _JSON_SPACE or text[-1:] in _JSON_SPACE:
         value = _JSON.decode(text)
@@ -279,4 +288,17 @@ def loads_json(text: str) -> Any:
             raise json.JSONDecodeError("Extra data", text, end)
     if _SURROGATE_ESCAPE.search(text) is not None:
         value = scrub_surrogates(value)
+    if isinstance(value, (dict, list)) and sum(map(text.count, _OPENERS)) > MAX_JSON_DEPTH:
+        _check_depth(value)
     return value
+
+
+def _check_depth(value: Any) -> None:
+    """Raise ``ValueError`` when ``value`` nests deeper than :data:`MAX_JSON_DEPTH`."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))

@@ -140,6 +140,56 @@ def test_acp_host_input_whose_method_is_an_object(method: object) -> None:
     json.dumps(result.summary_json(), allow_nan=False)
 
 
+@pytest.mark.rule("ROBUST-SURROGATE-001")
+def test_pi_capture_summary_of_a_lone_surrogate_command_encodes() -> None:
+    line = b'{"type":"response","id":1,"command":"pro\\udc00mpt","success":true}\n'
+    result = replay("pi-rpc", line)
+    json.dumps(result.summary_json(), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _tool_use_line(input_json: str) -> bytes:
+    content = f'[{{"type":"tool_use","id":"t","name":"n","input":{{"x":{input_json}}}}}]'
+    return f'{{"type":"assistant","message":{{"content":{content}}}}}\n'.encode()
+
+
+@pytest.mark.rule("ROBUST-DEPTH-001")
+@pytest.mark.parametrize("depth", [257, 990])
+def test_json_nested_deeper_than_the_bound_is_raw_on_every_stack(depth: int) -> None:
+    deep = "[" * depth + "]" * depth
+    events = _parse("claude-stream-json", None, _tool_use_line(deep))
+    assert [e.type for e in events] == ["raw"]
+    # Past the bound it is refused; far past it Python's reader may give up first.
+    with pytest.raises((ValueError, RecursionError)):
+        loads_json(deep)
+    if depth < 500:
+        with pytest.raises(ValueError, match="nested deeper than 256"):
+            loads_json(deep)
+
+
+@pytest.mark.rule("ROBUST-DEPTH-001")
+def test_json_nested_to_the_bound_is_read_and_written() -> None:
+    deep = "[" * 250 + "]" * 250
+    events = _parse("claude-stream-json", None, _tool_use_line(deep))
+    assert any(e.type == "tool_use" for e in events)
+    _written(events)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=OverflowError,
+    reason="harness/record.py _Reader.number: float(10**400) overflows (not a RecordingError)",
+)
+def test_a_recording_with_a_huge_chunk_time_is_a_recording_error() -> None:
+    from harness.record import RecordingError, parse_recording
+
+    data = (RECORDINGS / "plain" / "happy.jsonl").read_bytes()
+    lines = data.split(b"\n")
+    chunk = json.loads(lines[1])
+    lines[1] = json.dumps(chunk).replace(json.dumps(chunk["t"]), "1" + "0" * 400, 1).encode()
+    with pytest.raises(RecordingError):
+        parse_recording(b"\n".join(lines))
+
+
 # -- the command line: what it prints always encodes ------------------------------------------
 
 
