@@ -51,6 +51,7 @@ from harness.launch import RealFileSystem
 from harness.run import ProbeResult
 from harness.streams import create_parser
 from tests.helpers import as_json
+from tests.support.processes import kill_tree
 
 #: One agent per wire dialect, for the per-family tests.
 FAMILIES = ("codex", "cursor-agent", "opencode", "gemini")
@@ -669,23 +670,6 @@ def _start(
     )
 
 
-def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        family = [*psutil.Process(proc.pid).children(recursive=True), psutil.Process(proc.pid)]
-    except psutil.NoSuchProcess:
-        family = []
-    for member in family:
-        try:
-            member.kill()
-        except psutil.NoSuchProcess:
-            continue
-    psutil.wait_procs(family, timeout=5)
-    proc.wait(timeout=5)
-    for pipe in (proc.stdin, proc.stdout):
-        if pipe is not None:
-            pipe.close()
-
-
 def _read_until(proc: subprocess.Popen[bytes], needle: bytes) -> bytes:
     assert proc.stdout is not None
     seen = b""
@@ -701,7 +685,7 @@ def started() -> Iterator[list[subprocess.Popen[bytes]]]:
     procs: list[subprocess.Popen[bytes]] = []
     yield procs
     for proc in procs:
-        _kill_tree(proc)
+        kill_tree(proc)
 
 
 @pytest.mark.rule("FAKE-JSONEV-COMMON-001")

@@ -13,7 +13,6 @@ import re
 import textwrap
 from pathlib import Path
 
-import psutil
 import pytest
 
 # Imported here, before any in-process pytester run: pytester restores ``sys.modules`` after
@@ -26,6 +25,7 @@ import conformance.checks.runs  # noqa: F401
 import harness.replay
 import harness.runner  # noqa: F401
 from conformance.snapshots import HEADER_LINE, parse_event_lines
+from tests.support.processes import pid_alive
 
 pytest_plugins = ["pytester"]
 
@@ -399,7 +399,7 @@ def test_a_process_left_behind_fails_the_test_and_is_killed(pytester: pytest.Pyt
     for name in ("child", "orphan"):
         pid = int((pytester.path / f"{name}.pid").read_text())
         assert f"pid {pid}: " in text
-        assert not _alive(pid), f"the leaked {name} {pid} is still running"
+        assert not pid_alive(pid), f"the leaked {name} {pid} is still running"
     # One report section per leaking test; the short summary may repeat the
     # message (its width depends on the terminal), so count section heads only.
     heads = [
@@ -408,14 +408,6 @@ def test_a_process_left_behind_fails_the_test_and_is_killed(pytester: pytest.Pyt
         if line.startswith("PLUGIN-LEAK-001: the test left processes running (now killed)")
     ]
     assert len(heads) == 2
-
-
-def _alive(pid: int) -> bool:
-    try:
-        proc = psutil.Process(pid)
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
 
 
 # ------------------------------------------------------------------------------ snapshots
