@@ -10,13 +10,17 @@ LIVE-DIFF-TEXT-001   same assistant text (all ``text_delta`` joined, per turn)
 LIVE-DIFF-TOOLS-001  same tool calls: names and normalized inputs, in order
 LIVE-DIFF-RESULTS-001 same tool results: count, ``is_error`` flags, each answering a call of
                      its run, and the same files in the work dir afterwards
-LIVE-DIFF-SESSION-001 the session id is captured on both sides (or on neither)
-LIVE-DIFF-STATUS-001 same terminal status (run outcome and exit code zero / non-zero)
+LIVE-DIFF-SESSION-001 the session id is captured on both sides (or on neither: then the rule
+                     is ``skipped``, never a pass that checked nothing)
+LIVE-DIFF-STATUS-001 same terminal status (run outcome, exit code zero / non-zero, and why a
+                     failed turn failed: the CLI ``reported`` it, it ``crashed``, or the
+                     runner's own code such as a timeout)
 ==================== =====================================================================
 
 A difference is a ``fail`` :class:`~conformance.checks.Finding` whose summary names which
 side diverged — judged against what the scenario file says when it says it (its text,
-its tool steps, its ``exit_code``), else "real and fake differ" — and whose evidence
+its tool steps, its ``exit_code``; a scenario that fails expects the CLI to report the
+failure, so a crash is that side's divergence), else "real and fake differ" — and whose evidence
 shows both transcripts (design §Conformance model "Evidence").
 """
 
@@ -28,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.checks import Finding, failed, passed
+from conformance.checks import Finding, failed, passed, skipped
 from conformance.evidence import Direction, Frame
 from fake_clis.scenario import Scenario, load_scenario
 from harness.events import (
@@ -49,6 +53,7 @@ __all__ = [
     "Side",
     "compare_sides",
     "event_kinds",
+    "failure_reason",
     "normalize",
     "side_from_run",
 ]
@@ -84,6 +89,8 @@ class Side:
     files: tuple[tuple[str, str], ...]
     paths: tuple[tuple[str, str], ...] = ()
     stderr: str = ""
+    #: Per turn, why it failed (:func:`failure_reason`; ``None``: it did not fail).
+    reasons: tuple[str | None, ...] = ()
 
 
 def _exit_code(result: Any) -> int | None:
@@ -93,6 +100,20 @@ def _exit_code(result: Any) -> int | None:
         return 0
     code: int | None = result.exit_code
     return code
+
+
+def failure_reason(result: Any) -> str | None:
+    """Why a turn failed: ``reported`` (the CLI said so in its stream or protocol),
+    ``crashed`` (it exited non-zero or died saying nothing), else the runner's code (a
+    timeout, a refused spawn). ``None`` when the turn has no error."""
+    error = getattr(result, "error", None)
+    if error is None:
+        return None
+    if error.source in {"session", "stream"}:
+        return "reported"
+    if error.source == "process":
+        return "crashed"
+    return str(error.code)
 
 
 def side_from_run(label: str, run: Any) -> Side:
@@ -111,6 +132,7 @@ def side_from_run(label: str, run: Any) -> Side:
             ("server", getattr(run, "server_host", "") or ""),
         ),
         stderr=run.turns[-1].result.stderr_tail if run.turns else "",
+        reasons=tuple(failure_reason(t.result) for t in run.turns),
     )
 
 
@@ -251,16 +273,30 @@ def compare_sides(
         "tool results (is_error, answers a call) and work-dir files",
         lambda s: {"results": [_results(t) for t in s.turns], "files": [list(f) for f in s.files]},
     )
-    judge(
-        "LIVE-DIFF-SESSION-001",
-        "session id captured",
-        lambda s: [sid is not None and sid != "" for sid in s.session_ids],
-    )
+    captured = [[sid is not None and sid != "" for sid in x.session_ids] for x in (real, fake)]
+    if not any(captured[0]) and not any(captured[1]):
+        why = "neither side captured a session id, so there is nothing to compare"
+        out.append(("LIVE-DIFF-SESSION-001", skipped(why)))
+    else:
+        judge(
+            "LIVE-DIFF-SESSION-001",
+            "session id captured",
+            lambda s: [sid is not None and sid != "" for sid in s.session_ids],
+        )
     want_ok = scen.exit_code == 0 if scen is not None else None
+
+    def status(s: Side) -> list[list[Any]]:
+        reasons = [*s.reasons, *([""] * (len(s.outcomes) - len(s.reasons)))]
+        return [[o, c == 0, r] for o, c, r in zip(s.outcomes, s.exit_codes, reasons, strict=False)]
+
+    def as_scripted(v: list[list[Any]]) -> bool:
+        # A scripted failure is one the CLI reports; a crash or a timeout is not it.
+        return all(ok == want_ok and (ok or r in {"reported", ""}) for _o, ok, r in v)
+
     judge(
         "LIVE-DIFF-STATUS-001",
-        "terminal status (outcome, exit code zero)",
-        lambda s: [[o, c == 0] for o, c in zip(s.outcomes, s.exit_codes, strict=False)],
-        (lambda v: all(ok == want_ok for _o, ok in v)) if want_ok is not None else None,
+        "terminal status (outcome, exit code zero, why it failed)",
+        status,
+        as_scripted if want_ok is not None else None,
     )
     return out

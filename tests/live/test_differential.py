@@ -3,13 +3,22 @@ with evidence naming the side that diverged and both transcripts."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from harness.defs.registry import get_agent_def
 from harness.events import Event, Raw, Status, TextDelta, ToolResult, ToolUse, TurnEnd
-from harness.live.differential import DIFF_RULES, Side, compare_sides, event_kinds, side_from_run
+from harness.live.differential import (
+    DIFF_RULES,
+    Side,
+    compare_sides,
+    event_kinds,
+    failure_reason,
+    side_from_run,
+)
 from harness.live.session import run_live
 
 ALL = tuple(DIFF_RULES)
@@ -51,7 +60,7 @@ FILES = (("hello.html", "<!doctype html>\n<h1>Hello</h1>\n"),)
 @pytest.mark.rule(*ALL)
 def test_identical_sides_pass_every_rule_despite_paths_and_chunking() -> None:
     real = _side("real", HAPPY, files=FILES)
-    other = [
+    other: list[Event] = [
         Status(label="initializing", session_id="other-id"),
         TextDelta(delta="I'll create the page."),
         ToolUse(id="t9", name="Write", input={"file_path": "/x/hello.html", "content": "<h1>"}),
@@ -202,3 +211,47 @@ def test_a_volatile_pattern_that_is_not_a_regex_is_named() -> None:
         parse_recipe(raw, path="aider.json")
     assert info.value.field == "volatile_text[0].pattern"
     assert "regular expression" in str(info.value)
+
+
+@pytest.mark.rule("LIVE-DIFF-STATUS-001")
+def test_a_real_crash_in_a_failing_scenario_is_the_real_sides_divergence() -> None:
+    # Both fail with exit 1, as api_error scripts; only the fake reported the API error.
+    real = replace(_side("real", [], outcome="failed", code=1), reasons=("crashed",))
+    fake = replace(_side("fake", [], outcome="failed", code=1), reasons=("reported",))
+    found = dict(compare_sides(real, fake, scenario="api_error"))
+    status = found["LIVE-DIFF-STATUS-001"]
+    assert status.status.value == "fail"
+    assert "the real side diverged" in status.reason
+    assert status.evidence is not None and '"crashed"' in status.evidence.expected
+    same = replace(real, reasons=("reported",))
+    assert (
+        dict(compare_sides(same, fake, scenario="api_error"))["LIVE-DIFF-STATUS-001"].status.value
+        == "pass"
+    )
+
+
+@pytest.mark.rule("LIVE-DIFF-SESSION-001")
+def test_no_session_id_on_either_side_is_skipped_not_passed() -> None:
+    real = _side("real", HAPPY, files=FILES, sid=None)
+    fake = _side("fake", HAPPY, files=FILES, sid=None)
+    finding = dict(compare_sides(real, fake, scenario="happy"))["LIVE-DIFF-SESSION-001"]
+    assert finding.status.value == "skipped"
+    assert "neither side captured a session id" in finding.reason
+
+
+@pytest.mark.rule("LIVE-DIFF-STATUS-001")
+def test_failure_reasons_name_who_said_the_run_failed(tmp_path: Path) -> None:
+    from harness.runner.types import RunError
+
+    def reason(source: str) -> str | None:
+        return failure_reason(SimpleNamespace(error=RunError("X", "m", source=source)))
+
+    assert reason("session") == reason("stream") == "reported"
+    assert reason("process") == "crashed"
+    assert reason("runner") == "X"
+    assert failure_reason(SimpleNamespace(error=None)) is None
+    run = run_live(get_agent_def("claude"), "api_error", side="fake", work_base=tmp_path)
+    try:
+        assert side_from_run("fake", run).reasons == ("reported",)
+    finally:
+        run.dirs.cleanup()
