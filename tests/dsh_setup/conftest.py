@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.conftest import REPO_ROOT
+from tests.support.env import inherited_env
 
 #: Variables a test run must not inherit from the developer's shell.
 _SCRUBBED_PREFIXES = ("FAKE_CLI_", "FAKE_DSH_", "DSH_", "DEEPSEEK_", "ANTHROPIC_", "OPENAI_")
@@ -52,13 +53,8 @@ class DshWorld:
 
     def env(self, *, via: str = "DSH_BIN", **extra: str) -> dict[str, str]:
         """A clean env: HOME here, the shim reachable through ``DSH_BIN`` or ``PATH``."""
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.upper().startswith(_SCRUBBED_PREFIXES) and k.upper() != "PYTHONPATH"
-        }
-        env.update(HOME=str(self.home), USERPROFILE=str(self.home), PYTHONIOENCODING="utf-8")
-        env["PYTHONPATH"] = str(REPO_ROOT)
+        env = inherited_env(_SCRUBBED_PREFIXES, self.home)
+        env.update(PYTHONIOENCODING="utf-8", PYTHONPATH=str(REPO_ROOT))
         if via == "DSH_BIN":
             env["DSH_BIN"] = str(self.dsh)
         elif via == "PATH":

@@ -7,7 +7,6 @@ Fakes are real processes (design principle 7); the suite-wide leak check
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ import pytest
 
 from harness.events import Event, TextDelta
 from harness.streams import create_parser
+from tests.support.env import inherited_env
 
 E = TypeVar("E")
 
@@ -62,14 +62,8 @@ class FakeCli:
         self.record_path = root / "record.json"
 
     def env(self, scenario: str = "happy", **extra: str) -> dict[str, str]:
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.upper().startswith(_SCRUBBED_PREFIXES) and k.upper() != "PYTHONPATH"
-        }
+        env = inherited_env(_SCRUBBED_PREFIXES, self.home)
         env.update(
-            HOME=str(self.home),
-            USERPROFILE=str(self.home),
             PYTHONPATH=str(REPO_ROOT),
             FAKE_CLI_SCENARIO=scenario,
             FAKE_CLI_RECORD=str(self.record_path),

@@ -24,6 +24,7 @@ from harness.events import Event, TextDelta
 from harness.fakes_install import install_fakes
 from harness.launch import path_env_key
 from harness.runner import RunRequest, RunResult, run_agent_async
+from tests.support.env import inherited_env
 
 #: One def per stream format and transport (codex twice: exec-json and app-server).
 FORMAT_CASES: tuple[tuple[str, str | None], ...] = (
@@ -74,17 +75,11 @@ class FakeWorld:
         return path
 
     def env(self, scenario: str = "happy", **extra: str) -> dict[str, str]:
-        bin_keys = {d.bin_env_key.upper() for d in BUILTIN_DEFS if d.bin_env_key}
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.upper().startswith(_SCRUBBED_PREFIXES)
-            and k.upper() not in bin_keys
-            and k.upper() != "PYTHONPATH"
-        }
+        bin_keys = {d.bin_env_key for d in BUILTIN_DEFS if d.bin_env_key}
+        env = inherited_env(_SCRUBBED_PREFIXES, self.home, drop=bin_keys)
         key = path_env_key(env, sys.platform)
         env[key] = str(self.bin) + os.pathsep + env.get(key, "")
-        env.update(HOME=str(self.home), USERPROFILE=str(self.home), FAKE_CLI_SCENARIO=scenario)
+        env["FAKE_CLI_SCENARIO"] = scenario
         env.update(extra)
         return env
 
