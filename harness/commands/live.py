@@ -201,14 +201,21 @@ def _network(run: object) -> object:
 
 def _diff(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO) -> int:
     from harness.defs.types import AgentDef
-    from harness.live.conform import real_findings
+    from harness.live.conform import CliReport, real_findings
 
     assert isinstance(defn, AgentDef)
     status = 0
-    found = real_findings(defn, scenarios=[args.scenario], cache_dir=cache)
+    report = CliReport(defn.id)
+    found = real_findings(
+        defn,
+        scenarios=[args.scenario],
+        transports=[args.transport] if args.transport else None,
+        cache_dir=cache,
+        report=report,
+    )
+    if report.scenarios and not args.json:
+        print(f"-- {report.line()}", file=out)
     for rule, label, finding in found:
-        if args.transport and "@" in label and not label.endswith("@" + args.transport):
-            continue
         if args.json:
             row = {
                 "rule": rule,

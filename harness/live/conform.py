@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.checks import Finding, failed, not_tested, passed, skipped
@@ -26,10 +27,12 @@ from harness.modelserver import RequestRecord
 __all__ = [
     "LIVE_RULES",
     "PROVIDER_API",
+    "CliReport",
     "case_label",
     "net_finding",
     "real_findings",
     "request_findings",
+    "select_cases",
 ]
 
 #: Recipe provider -> the ``api`` the model server logs for it.
@@ -108,18 +111,40 @@ def _skip_all(label: str, reason: str) -> Result:
     return [(rule, label, skipped(reason)) for rule in LIVE_RULES]
 
 
+def select_cases(
+    recipe: Recipe, transport: str, scenarios: Sequence[str] | None
+) -> list[ScenarioCase]:
+    """The cases of ``transport`` to run: the recipe's, or exactly those named.
+
+    A name is a case id (``text`` is the case ``text``, never also ``text-resume``, which
+    runs the same scenario file twice); a name that is no case id is a one-turn case of
+    that scenario file.
+    """
+    cases = list(recipe.cases_for(transport))
+    if not scenarios:
+        return cases
+    by_id = {c.id: c for c in cases}
+    return [by_id[s] if s in by_id else resolve_case(recipe, s) for s in dict.fromkeys(scenarios)]
+
+
 def real_findings(
     defn: AgentDef,
     *,
     scenarios: Sequence[str] | None = None,
+    transports: Sequence[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     record_dir: str | os.PathLike[str] | None = None,
     on_progress: Progress | None = None,
+    report: CliReport | None = None,
 ) -> Result:
     """``(rule id, scenario, finding)`` for every LIVE rule, case and transport of ``defn``.
 
-    ``scenarios`` limits the cases (case ids or scenario names; default: the recipe's).
+    ``scenarios`` limits the cases (:func:`select_cases`; default: the recipe's) and
+    ``transports`` the transports (default: the recipe's); only those run.
     ``record_dir`` records each real run to ``<record_dir>/<agent>/<label>.jsonl``.
+    After the runs, ``on_progress`` gets one report line for the CLI
+    (:class:`CliReport`: version, scenarios, requests, network attempts, wall time),
+    which is also filled into ``report`` when one is given.
     """
     progress = on_progress or (lambda _msg: None)
     recipe = recipe_for(defn.id)
@@ -128,21 +153,61 @@ def real_findings(
     if recipe.skip_reason is not None:
         # issue 7 item 5: never launched; the verdict says why.
         return _skip_all("*", recipe.skip_reason)
+    names = recipe.transport_names(defn)
+    if transports:
+        unknown = [t for t in transports if t not in names]
+        if unknown:
+            return _skip_all("*", f"transport {unknown} is not in the recipe (runs {names})")
+        names = tuple(t for t in names if t in transports)
+    report = report if report is not None else CliReport(defn.id)
     out: Result = []
-    for transport in recipe.transport_names(defn):
-        cases = list(recipe.cases_for(transport))
-        if scenarios:
-            wanted = set(scenarios)
-            picked = [c for c in cases if c.id in wanted or c.scenario in wanted]
-            known = {c.id for c in cases} | {c.scenario for c in cases}
-            picked += [resolve_case(recipe, s) for s in scenarios if s not in known]
-            cases = picked
-        for case in cases:
+    for transport in names:
+        for case in select_cases(recipe, transport, scenarios):
             label = case_label(case, transport, recipe)
             out.extend(
-                _one_case(defn, recipe, case, transport, label, cache_dir, record_dir, progress)
+                _one_case(
+                    defn, recipe, case, transport, label, cache_dir, record_dir, progress, report
+                )
             )
+    if report.scenarios:
+        progress(report.line())
     return out
+
+
+@dataclass
+class CliReport:
+    """What ``conform --real`` reports per CLI, summed over its real runs."""
+
+    agent: str
+    version: str | None = None
+    scenarios: list[str] = field(default_factory=list)
+    requests: int = 0
+    attempts: list[str] = field(default_factory=list)
+    unsealed: str | None = None
+    wall_s: float = 0.0
+
+    def add(self, label: str, run: LiveRun) -> None:
+        self.version = self.version or run.cli_version
+        self.scenarios.append(label)
+        self.requests += len(run.requests)
+        self.wall_s += run.wall_s
+        if run.net is not None and not run.net.sealing.sealed:
+            self.unsealed = run.net.sealing.reason
+        elif run.net is not None:
+            self.attempts += [f"{label} {a}" for a in run.net.attempts]
+
+    def line(self) -> str:
+        net = (
+            self.unsealed
+            if self.unsealed is not None
+            else f"{len(self.attempts)} network attempt(s)"
+            + (f" ({'; '.join(self.attempts[:5])})" if self.attempts else "")
+        )
+        return (
+            f"{self.agent} {self.version or '(version unknown)'}: "
+            f"{len(self.scenarios)} scenario(s) [{', '.join(self.scenarios)}], "
+            f"{self.requests} request(s), {net}, wall {self.wall_s:.1f} s"
+        )
 
 
 def _one_case(  # noqa: PLR0917 - one private call site
@@ -154,6 +219,7 @@ def _one_case(  # noqa: PLR0917 - one private call site
     cache_dir: str | os.PathLike[str] | None,
     record_dir: str | os.PathLike[str] | None,
     progress: Progress,
+    report: CliReport,
 ) -> Result:
     record = None
     if record_dir is not None:
@@ -172,6 +238,7 @@ def _one_case(  # noqa: PLR0917 - one private call site
             cache_dir=cache_dir,
             record=record,
         )
+        report.add(label, real)
         progress(f"{defn.id} {label}: fake CLI")
         fake = run_live(defn, case, recipe=recipe, transport=transport, side="fake")
         repro = f"harness live diff {defn.id} --scenario {case.id} --transport {transport}"

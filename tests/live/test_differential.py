@@ -3,6 +3,7 @@ with evidence naming the side that diverged and both transcripts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -253,5 +254,58 @@ def test_failure_reasons_name_who_said_the_run_failed(tmp_path: Path) -> None:
     run = run_live(get_agent_def("claude"), "api_error", side="fake", work_base=tmp_path)
     try:
         assert side_from_run("fake", run).reasons == ("reported",)
+    finally:
+        run.dirs.cleanup()
+
+
+def _labels(found: Sequence[tuple[str, str, object]]) -> set[str]:
+    return {label for _rule, label, _f in found}
+
+
+@pytest.mark.rule("LIVE-SKIP-001")
+def test_a_scenario_name_runs_exactly_that_case(tmp_path: Path) -> None:
+    from harness.live.conform import real_findings
+
+    # Nothing is installed under tmp_path: every case is skipped, and its label says
+    # which cases were picked to run.
+    found = real_findings(get_agent_def("codex"), scenarios=["text"], cache_dir=tmp_path)
+    assert _labels(found) == {"text@exec-json", "text@app-server"}
+    found = real_findings(get_agent_def("kilo"), scenarios=["text-resume"], cache_dir=tmp_path)
+    assert _labels(found) == {"text-resume"}
+
+
+@pytest.mark.rule("LIVE-SKIP-001")
+def test_a_transport_selects_what_runs(tmp_path: Path) -> None:
+    from harness.live.conform import real_findings
+
+    codex = get_agent_def("codex")
+    found = real_findings(codex, scenarios=["text"], transports=["app-server"], cache_dir=tmp_path)
+    assert _labels(found) == {"text@app-server"}
+    wrong = real_findings(codex, transports=["websocket"], cache_dir=tmp_path)
+    assert {f.status.value for _r, _l, f in wrong} == {"skipped"}
+    assert all("'websocket'" in f.reason for _r, _l, f in wrong)
+
+
+@pytest.mark.rule("LIVE-NET-001")
+def test_the_per_cli_report_sums_scenarios_requests_attempts_and_time(tmp_path: Path) -> None:
+    from harness.live.conform import CliReport
+    from harness.live.netns import NetAttempt, NetEvidence, Sealing
+
+    run = run_live(get_agent_def("claude"), "text", side="fake", work_base=tmp_path)
+    try:
+        sealed = Sealing(("unshare", "--net"), "network namespace", strace="strace")
+        run.net = NetEvidence(sealed, [NetAttempt("dns", "api.example", "version", "1")], 1, 1)
+        run.cli_version = "9.9.9"
+        report = CliReport("claude")
+        report.add("text", run)
+        report.add("happy", run)
+        line = report.line()
+        assert line.startswith("claude 9.9.9: 2 scenario(s) [text, happy], ")
+        assert f"{2 * len(run.requests)} request(s)" in line
+        assert "2 network attempt(s) (text version: dns api.example (1);" in line
+        assert "wall " in line
+        run.net = NetEvidence(Sealing((), "none", reason="not sealed on this OS (darwin): x"))
+        report.add("shell", run)
+        assert "not sealed on this OS (darwin)" in report.line()
     finally:
         run.dirs.cleanup()
