@@ -128,7 +128,10 @@ _USAGE_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
 def _number(value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
-    return math.isfinite(value)
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # JSON.parse reads an integer beyond the double range as Infinity
+        return False
 
 
 def format_usage(usage: Any) -> dict[str, Any] | None:

@@ -224,7 +224,10 @@ def _str_or_none(value: Any) -> str | None:
 def _number(value: Any) -> float | int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, float) and not math.isfinite(value):
+    try:
+        if not math.isfinite(value):
+            return None
+    except OverflowError:  # JSON.parse reads an integer beyond the double range as Infinity
         return None
     return value
 

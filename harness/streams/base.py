@@ -14,10 +14,13 @@ from harness.events import Event, Raw
 from harness.streams.decoder import (
     DEFAULT_HEAD_BYTES,
     DEFAULT_MAX_LINE_BYTES,
+    JSON_READER,
+    SHALLOW_TEXT,
     DecodedItem,
     Line,
     LineDecoder,
-    loads_json,
+    surrogate_escape_search,
+    vet_json,
 )
 
 __all__ = ["JsonlStreamParser", "StreamParser", "js_trim"]
@@ -106,8 +109,14 @@ class JsonlStreamParser:
         if not line:
             return
         try:
-            # The shared reader: JSON.parse's strictness, lone surrogates -> U+FFFD.
-            value = loads_json(line)
+            # loads_json inlined for the hot path: ``line`` is already trimmed, so
+            # raw_decode + an end check is decode() without its whitespace re-scan;
+            # vet_json makes lone surrogates U+FFFD and refuses too-deep nesting.
+            value, end = JSON_READER.raw_decode(line)
+            if end != len(line):
+                raise ValueError("extra data after the JSON value")
+            if len(line) > SHALLOW_TEXT or ("\\u" in line and surrogate_escape_search(line)):
+                value = vet_json(value, line)
         except (ValueError, RecursionError):
             # Not JSON as JavaScript's JSON.parse reads it (NaN/Infinity are
             # rejected), or nested too deeply for Python's parser: raw.

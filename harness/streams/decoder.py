@@ -35,7 +35,9 @@ from harness.events import json_safe
 __all__ = [
     "DEFAULT_HEAD_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
+    "JSON_READER",
     "MAX_JSON_DEPTH",
+    "SHALLOW_TEXT",
     "DecodedItem",
     "Line",
     "LineDecoder",
@@ -43,6 +45,8 @@ __all__ = [
     "dumps_json",
     "loads_json",
     "scrub_surrogates",
+    "surrogate_escape_search",
+    "vet_json",
 ]
 
 #: Default cap on one line (1 MiB), as the dsh profile's ``maxFrameBytes``.
@@ -196,7 +200,7 @@ def _reject_constant(name: str) -> Any:
 
 
 #: One decoder, built once (``json.loads`` with keyword arguments builds one per call).
-_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+JSON_READER = json.JSONDecoder(parse_constant=_reject_constant)
 #: A ``\\u`` escape of a UTF-16 surrogate: only such a line can decode to a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 #: A surrogate code point in a decoded str (a valid pair decodes to one astral char).
@@ -206,8 +210,12 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 #: already is; a fixed bound well under it makes the outcome the same everywhere and
 #: leaves every later consumer (``json.dumps`` of an event, a recursive walk) room.
 MAX_JSON_DEPTH = 256
-#: Text with fewer openers than this cannot be nested that deep (a C-speed pre-check).
-_OPENERS = ("[", "{")
+#: Text this short cannot hold a value nested deeper than the bound (each level is an
+#: opener and a closer): the usual line skips the depth check altogether.
+SHALLOW_TEXT = 2 * MAX_JSON_DEPTH
+#: ``search`` of a surrogate escape: a hot loop calls :func:`vet_json` only when this
+#: finds one or the text is longer than :data:`SHALLOW_TEXT`.
+surrogate_escape_search = _SURROGATE_ESCAPE.search
 #: JSON's whitespace (``text[:1]`` of an empty text is ``""``, which is in it too).
 _JSON_SPACE = " \t\n\r"
 
@@ -279,16 +287,30 @@ def loads_json(text: str) -> Any:
     the reader's own stack allows.
     """
     if text[:1] in _JSON_SPACE or text[-1:] in _JSON_SPACE:
-        value = _JSON.decode(text)
+        value = JSON_READER.decode(text)
     else:
         # The common case (trimmed lines): raw_decode + an end check is decode()
         # without its two whitespace scans.
-        value, end = _JSON.raw_decode(text)
+        value, end = JSON_READER.raw_decode(text)
         if end != len(text):
             raise json.JSONDecodeError("Extra data", text, end)
+    return vet_json(value, text)
+
+
+def vet_json(value: Any, text: str) -> Any:
+    """What :func:`loads_json` does after ``json`` read ``value`` from ``text``: lone
+    surrogates made U+FFFD, nesting past :data:`MAX_JSON_DEPTH` refused (``ValueError``).
+
+    For a hot loop that calls the ``json`` reader itself; both checks are one C-speed
+    scan of ``text`` unless it could need them.
+    """
     if _SURROGATE_ESCAPE.search(text) is not None:
         value = scrub_surrogates(value)
-    if isinstance(value, (dict, list)) and sum(map(text.count, _OPENERS)) > MAX_JSON_DEPTH:
+    if (
+        len(text) > SHALLOW_TEXT
+        and text.count("[") + text.count("{") > MAX_JSON_DEPTH
+        and isinstance(value, (dict, list))
+    ):
         _check_depth(value)
     return value
 

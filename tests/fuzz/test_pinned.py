@@ -8,6 +8,7 @@ kind again if one comes back.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -222,3 +223,19 @@ def test_harness_parse_json_output_stays_json_for_1e999(tmp_path: Path) -> None:
     assert lines
     for line in lines:
         loads_json(line)  # strict: refuses Infinity
+
+
+@pytest.mark.rule("ROBUST-JSONOUT-001")
+@pytest.mark.parametrize(
+    ("stream_format", "path"),
+    [("acp-json-rpc", "happy.jsonl"), ("pi-rpc", "happy.jsonl")],
+)
+def test_a_token_count_beyond_the_double_range_is_no_number(stream_format: str, path: str) -> None:
+    recording = load_recording(RECORDINGS / stream_format / path)
+    stdout = recording.stream(Direction.STDOUT).replace(b"{cwd}", b"/cwd")
+    huge = b"1" + b"0" * 400
+    stdout = re.sub(rb'("(?:outputTokens|output|total)":)\d+', rb"\g<1>" + huge, stdout)
+    assert huge in stdout
+    result = replay(stream_format, stdout)
+    assert result.status is RunStatus.COMPLETED, result.error
+    _written(result.events)
