@@ -2,8 +2,9 @@
 
 The command-line rules are proved by ``tests/windows_tier/``, which starts the exact lines
 ``harness/guards/windows_cmdline.py`` builds through a real ``CreateProcess`` (natively on
-Windows, under Wine elsewhere) and reads back what the program received.
-Def-level (``formats=()``).
+Windows, under Wine elsewhere) and reads back what the program received. RUN-WINJOB-001
+covers the Windows branch of ``harness/runner/proctree.py`` (``harness/runner/winjob.py``;
+seed 001 §10). Def-level (``formats=()``).
 """
 
 from __future__ import annotations
@@ -37,5 +38,12 @@ RULES: tuple[Rule, ...] = (
         "The project's models of the C runtime and CommandLineToArgvW split any command "
         "line exactly as the real parsers do.",
         "seed 002 §6.3",
+    ),
+    _mandatory(
+        "RUN-WINJOB-001",
+        "On Windows the run's process tree is a Job Object that kills every member when "
+        "closed; the forced stop terminates the job, and a CTRL_BREAK or a job that fails is "
+        "reported as a note (the run's stderr), never ignored.",
+        "wire §B.7",
     ),
 )

@@ -10,10 +10,16 @@ another conversation's runtime"; rule RUN-OWNED-001):
   Members that left the group are known from psutil snapshots of the leader's
   descendants, taken while the run is live; a snapshot holds ``psutil.Process`` objects,
   which refuse to signal a pid that was reused by another process.
-* **Windows.** The CLI gets a new process group (``CREATE_NEW_PROCESS_GROUP``); the
-  graceful stop is ``CTRL_BREAK_EVENT`` to that group, the forced stop a psutil kill of
-  every process in a tree snapshot taken *before* signalling, because orphans are not
-  re-parented on Windows and vanish from ``children()`` once their parent exits.
+* **Windows.** The CLI gets a new process group (``CREATE_NEW_PROCESS_GROUP``) and,
+  right after spawn, a Job Object that kills its members when closed
+  (:mod:`harness.runner.winjob`, seed 001 §10 "platform process-tree primitive"): every
+  process it starts is a member, orphans included. The graceful stop is
+  ``CTRL_BREAK_EVENT`` to the group; one that cannot be delivered is reported (a note on
+  the run's stderr, RUN-WINJOB-001), never ignored. The forced stop is
+  ``TerminateJobObject``, then a psutil kill of every process in a tree snapshot taken
+  *before* signalling (orphans are not re-parented on Windows and vanish from
+  ``children()`` once their parent exits; the snapshot also covers a process started
+  before the assignment, or every process when no job could be made).
 
 A process counts as alive unless it is gone or a zombie: an orphan's zombie may never be
 reaped when PID 1 does not reap (containers), and it holds nothing.
@@ -22,17 +28,40 @@ reaped when PID 1 does not reap (containers), and it holds nothing.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psutil
 
+from harness.runner.winjob import (
+    Job,
+    StopStep,
+    ctrl_break_note,
+    forced_steps,
+    graceful_steps,
+    job_failure_note,
+)
+
 __all__ = ["OwnedTree", "spawn_kwargs"]
+
+_log = logging.getLogger(__name__)
+
+#: ``sys.platform``, read through here so the Windows branches can be tested anywhere.
+_PLATFORM = sys.platform
+#: Makes the run's Job Object (replaced in tests).
+_make_job: Callable[[], Job] = Job
+
+
+def _ctrl_break(group: int) -> None:
+    """``CTRL_BREAK_EVENT`` to a console process group (``GenerateConsoleCtrlEvent``)."""
+    os.kill(group, getattr(signal, "CTRL_BREAK_EVENT", 1))
 
 
 def spawn_kwargs() -> dict[str, Any]:
@@ -40,8 +69,8 @@ def spawn_kwargs() -> dict[str, Any]:
 
     wire §B.7: POSIX ``start_new_session=True``; Windows ``CREATE_NEW_PROCESS_GROUP``.
     """
-    if sys.platform == "win32":
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    if _PLATFORM == "win32":
+        return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)}
     return {"start_new_session": True}
 
 
@@ -138,16 +167,49 @@ def _alive(proc: psutil.Process) -> bool:
 
 
 class OwnedTree:
-    """The processes one run started: the leader, its group (POSIX), known descendants."""
+    """The processes one run started: the leader, its group (POSIX) or job (Windows), and
+    known descendants.
 
-    def __init__(self, pid: int) -> None:
+    ``on_note`` receives each line the tree has to report (a CTRL_BREAK that failed, a job
+    that could not be made); without it the line is logged as a warning. Either way it
+    is kept in :attr:`notes`.
+    """
+
+    def __init__(self, pid: int, *, on_note: Callable[[str], None] | None = None) -> None:
         self.pid = pid
         self._known: dict[int, psutil.Process] = {}
+        self._on_note = on_note
+        #: What the tree reported while stopping (RUN-WINJOB-001), in order.
+        self.notes: list[str] = []
         try:
             self._root: psutil.Process | None = psutil.Process(pid)
         except psutil.Error:
             self._root = None
         self.root_exited = False
+        self._job: Job | None = None
+        if _PLATFORM == "win32":
+            try:
+                job = _make_job()
+                try:
+                    job.assign(pid)
+                except OSError:
+                    job.close()
+                    raise
+                self._job = job
+            except OSError as exc:
+                self._note(job_failure_note(pid, exc))
+
+    def _note(self, text: str) -> None:
+        self.notes.append(text)
+        if self._on_note is not None:
+            self._on_note(text)
+        else:
+            _log.warning("%s", text)
+
+    def close(self) -> None:
+        """Windows: close the job; members still alive die with it (kill-on-close)."""
+        if self._job is not None:
+            self._job.close()
 
     # -- knowledge --------------------------------------------------------------------------
 
@@ -192,12 +254,29 @@ class OwnedTree:
                 continue
         return members
 
+    def _job_members(self) -> list[psutil.Process]:
+        """Windows: the job's members (a member's pid is never someone else's)."""
+        if self._job is None:
+            return []
+        try:
+            pids = self._job.pids()
+        except OSError:
+            return []
+        members: list[psutil.Process] = []
+        for pid in pids:
+            with contextlib.suppress(psutil.Error):
+                members.append(psutil.Process(pid))
+        return members
+
     def survivors(self) -> list[psutil.Process]:
         """Owned processes that are still alive (zombies excluded)."""
         found: dict[int, psutil.Process] = {}
         if self._root is not None and not self.root_exited and _alive(self._root):
             found[self._root.pid] = self._root
         for proc in self._group_members():
+            if _alive(proc):
+                found.setdefault(proc.pid, proc)
+        for proc in self._job_members():
             if _alive(proc):
                 found.setdefault(proc.pid, proc)
         for pid, proc in list(self._known.items()):
@@ -212,11 +291,15 @@ class OwnedTree:
     def terminate(self) -> None:
         """The graceful stop: SIGTERM to the group and known escapees; Windows CTRL_BREAK."""
         self.snapshot()
-        if sys.platform == "win32":
-            if not self.root_exited:
-                # wire §B.7: CTRL_BREAK_EVENT reaches the new process group (console children).
-                with contextlib.suppress(OSError, ValueError):
-                    os.kill(self.pid, signal.CTRL_BREAK_EVENT)
+        if _PLATFORM == "win32":
+            for step in graceful_steps(root_exited=self.root_exited):
+                if step is StopStep.CTRL_BREAK:
+                    # wire §B.7: CTRL_BREAK_EVENT reaches the new process group (console
+                    # children). RUN-WINJOB-001: a failure is reported, not swallowed.
+                    try:
+                        _ctrl_break(self.pid)
+                    except (OSError, ValueError) as exc:
+                        self._note(ctrl_break_note(self.pid, exc))
             return
         self._signal_group(signal.SIGTERM)
         for proc in list(self._known.values()):
@@ -224,9 +307,15 @@ class OwnedTree:
                 proc.send_signal(signal.SIGTERM)
 
     def kill(self) -> None:
-        """The forced stop: SIGKILL (POSIX group + snapshot) / TerminateProcess (snapshot)."""
+        """The forced stop: SIGKILL (POSIX group + snapshot) / the job, then the snapshot."""
         self.snapshot()
-        if sys.platform != "win32":
+        if _PLATFORM == "win32":
+            if self._job is not None and StopStep.TERMINATE_JOB in forced_steps(has_job=True):
+                try:
+                    self._job.terminate()
+                except OSError as exc:
+                    self._note(f"harness: TerminateJobObject failed ({exc}); killing the snapshot")
+        elif sys.platform != "win32":
             self._signal_group(signal.SIGKILL)
         victims = list(self._known.values())
         if self._root is not None and not self.root_exited:
