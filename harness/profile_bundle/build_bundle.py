@@ -8,8 +8,12 @@ The tarball is laid out the way ``npm pack`` lays one out: every file under ``pa
 directory entries, regular files with mode 0644, owner 0:0 without names, and npm's fixed
 timestamp (1985-10-26T08:15:00Z, the date npm stamps on every packed entry). Entries are sorted
 and the gzip header carries mtime 0 and no file name, so two builds give the same bytes
-(rule DSHSETUP-BUNDLE-001). The package itself is tiny: ``package.json``, an ``index.js`` that
-exports the identity the profile reports in its probe frame (seed 001 §5) and a README.
+(rule DSHSETUP-BUNDLE-001). The package is a DeepSeek Harness plugin bundle: ``package.json``
+declares ``dsh.bundle.patch``, ``cordis.patch.yml`` inserts the ``open-design-runtime`` plugin
+over ``@deepseek-ai/dsh-base``, ``index.js`` is that plugin (the ``--probe``, ``--models`` and
+``--stdio`` modes of seed 001 §5, §6 and §12 on the runtime's own agent and session
+services) and ``protocol.js`` holds its pure frame logic. The sources live in ``package/``
+beside this builder; the README is generated here.
 
 Usage (stdlib only, so it runs from a source checkout or an installed package)::
 
@@ -35,6 +39,8 @@ __all__ = [
     "NPM_PACK_MTIME",
     "PACKAGE",
     "PROFILE",
+    "SOURCE_DIR",
+    "SOURCE_FILES",
     "TARBALL_NAME",
     "VERSION",
     "build_tarball",
@@ -60,41 +66,38 @@ NPM_PACK_MTIME = 499_162_500
 
 _HERE = Path(__file__).resolve().parent
 
+#: The package's sources (``index.js``, ``protocol.js``, ``cordis.patch.yml``), kept as real
+#: files beside this builder so they can be read, linted and tested with plain Node.
+SOURCE_DIR = _HERE / "package"
+#: The source files packed as they are, in the order the tarball sorts them anyway.
+SOURCE_FILES = ("cordis.patch.yml", "index.js", "protocol.js")
+
 _README = f"""# {PACKAGE}
 
 The Open Design host adapter for DeepSeek Harness, as the adapter harness pins it.
 
-It is installed into the user's own Harness installation as the `{PROFILE}` profile:
+It is a DeepSeek Harness plugin bundle (`dsh.bundle.patch` in `package.json`): its
+`cordis.patch.yml` rides over `@deepseek-ai/dsh-base` and inserts the `open-design-runtime`
+plugin (`index.js`). Install it into the user's own Harness installation as the `{PROFILE}`
+profile:
 
     dsh plugin --profile {PROFILE} add {TARBALL_NAME}
     dsh --profile {PROFILE} --probe
 
-The profile speaks the newline-delimited JSON protocol, generation 1: it reports the
-`{PROFILE}` runtime identity, protocol version 1 and the session_resume, session_cancel and
-structured_events capabilities in its probe frame. The harness ships this exact tarball with a
-SHA-256 manifest and verifies the digest before it calls `dsh`.
-"""
+The profile speaks the newline-delimited JSON protocol, generation 1 (`protocol.js`):
 
-_INDEX_JS = """// The identity the open-design profile reports (seed 001 section 5).
-export const runtime = "open-design";
-export const protocolVersion = 1;
-export const capabilities = Object.freeze({
-  session_resume: true,
-  session_cancel: true,
-  structured_events: true,
-});
+* `--probe` prints one probe frame: the `{PROFILE}` runtime identity, protocol version 1 and
+  the session_resume, session_cancel and structured_events capabilities;
+* `--models` prints one models frame (every advertised model and its reasoning choices);
+* `--stdio` writes `ready`, reads one `execute` from stdin, answers `session`, then
+  `thinking`, `text`, `tool_call`, `tool_result` and `usage` frames, and exactly one
+  `result`; a `cancel` for the active request ends it with `result: cancelled`. A resume
+  (`resume_session_id`) goes through the runtime's own `ctx.agents.resume()`; a missing
+  session is a failed result with `resume_rejected: true`, never a new session.
 
-/** The one JSON line `dsh --profile open-design --probe` prints. */
-export function probeFrame(pluginVersion) {
-  return {
-    v: 1,
-    type: "probe",
-    runtime,
-    protocol_version: protocolVersion,
-    plugin_version: pluginVersion,
-    capabilities: { ...capabilities },
-  };
-}
+The agent loop, tools, model provider, credentials and session persistence are the
+runtime's own services. The harness ships this exact tarball with a SHA-256 manifest and
+verifies the digest before it calls `dsh`.
 """
 
 
@@ -106,18 +109,36 @@ def _package_json() -> bytes:
         "license": "Apache-2.0",
         "type": "module",
         "main": "index.js",
-        "files": ["index.js", "README.md"],
+        "exports": {
+            ".": "./index.js",
+            "./protocol": "./protocol.js",
+            "./cordis.patch.yml": "./cordis.patch.yml",
+            "./package.json": "./package.json",
+        },
+        "files": ["index.js", "protocol.js", "cordis.patch.yml", "README.md"],
+        # The profile launcher reads this: the package is a patch layer (a bundle).
+        "dsh": {"bundle": {"patch": "./cordis.patch.yml"}},
     }
     return (json.dumps(data, indent=2) + "\n").encode("utf-8")
 
 
+def _source(name: str) -> bytes:
+    path = SOURCE_DIR / name
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise FileNotFoundError(
+            f"{path}: the bundle sources are missing ({exc.strerror or exc}); "
+            "build the bundle from a source checkout"
+        ) from None
+
+
 def package_files() -> dict[str, bytes]:
     """Path inside the tarball -> content, for every file of the package."""
-    return {
-        "package/README.md": _README.encode("utf-8"),
-        "package/index.js": _INDEX_JS.encode("utf-8"),
-        "package/package.json": _package_json(),
-    }
+    files = {f"package/{name}": _source(name) for name in SOURCE_FILES}
+    files["package/README.md"] = _README.encode("utf-8")
+    files["package/package.json"] = _package_json()
+    return files
 
 
 def _tar_bytes(files: Mapping[str, bytes]) -> bytes:
