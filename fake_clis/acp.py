@@ -2117,8 +2117,9 @@ _AGENTS: tuple[_Agent, ...] = (
     _Agent(
         agent_id="reasonix",
         prog="reasonix",
-        version="1.2.0",
-        version_output="reasonix 1.2.0",
+        # recordings/real/reasonix/*.jsonl: npm reasonix 1.38.11 prints "reasonix v1.38.11"
+        version="1.38.11",
+        version_output="reasonix v1.38.11",
         style="commander",
         grammar=_reasonix_grammar,
         help_text=_help(
@@ -2144,6 +2145,9 @@ _AGENTS: tuple[_Agent, ...] = (
         env_format="map",
         model_channel="both",
         check_argv=_reasonix_check,
+        # Live differential against reasonix 1.38.11 (recordings/real/reasonix/shell.jsonl):
+        # bash's rawInput is only {command}.
+        shell_input_cwd=False,
     ),
     _Agent(
         agent_id="trae-cli",

@@ -1,6 +1,6 @@
 """Live recipes beyond claude/codex/pi (issue 7 item 5): opencode, byok-opencode, gemini, qwen,
-copilot, kimi, kilo, vibe, hermes, aider, codebuddy, and the explicit skips of every other
-public CLI.
+copilot, kimi, kilo, vibe, hermes, aider, codebuddy, reasonix, and the explicit skips of
+every other public CLI.
 
 * Schema and def checks of each recipe (LIVE-RECIPE-001), and what a recipe must carry to
   run offline: a pinned version, the model API redirected through ``{base_url}`` (never a
@@ -36,12 +36,12 @@ from harness.modelserver.app import resolve_route
 
 #: Recipes that run their real CLI offline here (verified by hand, see each ``source``).
 LIVE = ("opencode", "byok-opencode", "gemini", "qwen", "copilot", "kimi", "kilo", "vibe",
-        "hermes", "aider", "codebuddy")
+        "hermes", "aider", "codebuddy", "reasonix")
 #: ACP agents among them (issue 7 item 5: "at least two ACP agents").
-ACP = ("kimi", "kilo", "vibe", "hermes")
+ACP = ("kimi", "kilo", "vibe", "hermes", "reasonix")
 #: Defs with a public CLI that cannot run offline here: skip recipes with the reason.
 SKIPS = ("amp", "amr", "antigravity", "atomcode", "cursor-agent", "deepseek",
-         "devin", "grok-build", "kiro", "mimo", "prime-agent", "reasonix", "trae-cli")
+         "devin", "grok-build", "kiro", "mimo", "prime-agent", "trae-cli")
 #: issue 7 item 5: "text, tool-call (file written), shell, error ... scenarios".
 REQUIRED_SCENARIOS = {"text", "happy", "shell", "api_error"}
 #: How a real CLI ends the api_error scenario when that is not "failed" (seen live, pinned
