@@ -42,7 +42,7 @@ import stat
 import sys
 import tempfile
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -72,6 +72,7 @@ __all__ = [
     "Recording",
     "RecordingError",
     "RecordingHeader",
+    "RecordingScan",
     "RecordingVersionError",
     "RecordingWriter",
     "RunRecorder",
@@ -81,7 +82,9 @@ __all__ = [
     "parse_recording",
     "path_spellings",
     "recorded_env_names",
+    "restore_header",
     "restore_paths",
+    "scan_recording",
     "set_expectation",
 ]
 
@@ -865,18 +868,20 @@ class _Reader:
         )
 
 
-def parse_recording(data: bytes, source: str = "<recording>") -> Recording:
-    """Read a recording; raises :class:`RecordingError` naming ``source`` and the line."""
-    reader = _Reader(source)
-    raw_lines = data.split(b"\n")
-    if raw_lines and raw_lines[-1] == b"":
-        raw_lines.pop()
-    if not raw_lines:
-        raise reader.fail(None, "empty file: no header line")
-    header: RecordingHeader | None = None
-    chunks: list[Chunk] = []
-    exit_info: ExitInfo | None = None
-    for number, raw_line in enumerate(raw_lines, start=1):
+class _LineReader:
+    """The strict reader's state over the lines of one recording, fed one at a time (the
+    same checks and messages whether the file is parsed whole or scanned)."""
+
+    def __init__(self, source: str) -> None:
+        self.reader = _Reader(source)
+        self.header: RecordingHeader | None = None
+        self.exit: ExitInfo | None = None
+        self.lines = 0
+
+    def line(self, number: int, raw_line: bytes) -> Chunk | None:
+        """Check line ``number`` (without its ``\\n``); its chunk, if it is one."""
+        self.lines = number
+        reader = self.reader
         raw = raw_line[:-1] if raw_line.endswith(b"\r") else raw_line
         try:
             text = raw.decode("utf-8")
@@ -890,17 +895,36 @@ def parse_recording(data: bytes, source: str = "<recording>") -> Recording:
             raise reader.fail(number, f"not JSON: {exc}") from None
         if not isinstance(obj, dict):
             raise reader.fail(number, f"a line must be a JSON object, got {type(obj).__name__}")
-        if exit_info is not None:
+        if self.exit is not None:
             raise reader.fail(number, "a line after the exit line")
-        if header is None:
-            header = reader.header(obj, number)
+        if self.header is None:
+            self.header = reader.header(obj, number)
         elif "exit" in obj:
-            exit_info = reader.exit(obj, number)
+            self.exit = reader.exit(obj, number)
         else:
-            chunks.append(reader.chunk(obj, number))
-    assert header is not None
-    if exit_info is None:
-        raise reader.fail(len(raw_lines), "no exit line: the recording is truncated")
+            return reader.chunk(obj, number)
+        return None
+
+    def end(self) -> tuple[RecordingHeader, ExitInfo]:
+        if self.header is None:
+            raise self.reader.fail(None, "empty file: no header line")
+        if self.exit is None:
+            raise self.reader.fail(self.lines, "no exit line: the recording is truncated")
+        return self.header, self.exit
+
+
+def parse_recording(data: bytes, source: str = "<recording>") -> Recording:
+    """Read a recording; raises :class:`RecordingError` naming ``source`` and the line."""
+    raw_lines = data.split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":
+        raw_lines.pop()
+    lines = _LineReader(source)
+    chunks: list[Chunk] = []
+    for number, raw_line in enumerate(raw_lines, start=1):
+        chunk = lines.line(number, raw_line)
+        if chunk is not None:
+            chunks.append(chunk)
+    header, exit_info = lines.end()
     return Recording(header, tuple(chunks), exit_info, source=source)
 
 
@@ -911,6 +935,86 @@ def load_recording(path: str | Path) -> Recording:
     except OSError as exc:
         raise RecordingError(str(path), None, exc.strerror or str(exc)) from exc
     return parse_recording(data, str(path))
+
+
+def _file_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The lines of the file at ``path`` (1-based, without ``\\n``), read one at a time."""
+    source = str(path)
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise RecordingError(source, None, exc.strerror or str(exc)) from exc
+    with handle:
+        number = 0
+        while True:
+            try:
+                raw = handle.readline()
+            except OSError as exc:
+                raise RecordingError(source, number + 1, exc.strerror or str(exc)) from exc
+            if not raw:
+                return
+            number += 1
+            yield number, raw[:-1] if raw.endswith(b"\n") else raw
+
+
+@dataclass(frozen=True)
+class RecordingScan:
+    """A recording file checked line by line without holding its chunks (design
+    §Reliability): what :func:`load_recording` would read, except the chunk data, which
+    :meth:`chunks` reads again from the file when asked. Made by :func:`scan_recording`."""
+
+    path: Path
+    header: RecordingHeader
+    exit: ExitInfo
+    #: The stdin chunks' data, in order (what the recorded client wrote; small).
+    stdin_chunks: tuple[bytes, ...]
+    #: How many chunks, and stdout bytes, the file holds.
+    chunk_count: int
+    stdout_bytes: int
+    #: The largest chunk time (``t``), ``0`` without chunks; ``inf`` when one is not finite.
+    latest_t_ms: float
+    placeholders: bool = True
+
+    @property
+    def source(self) -> str:
+        return str(self.path)
+
+    @property
+    def stdin(self) -> bytes:
+        return b"".join(self.stdin_chunks)
+
+    def chunks(self) -> Iterator[tuple[int, Chunk]]:
+        """Every chunk with its 1-based line, read again from the file one line at a time.
+        Raises :class:`RecordingError` if the file no longer reads as it did."""
+        lines = _LineReader(self.source)
+        for number, raw_line in _file_lines(self.path):
+            chunk = lines.line(number, raw_line)
+            if chunk is not None:
+                yield number, chunk
+        lines.end()
+
+
+def scan_recording(path: str | Path) -> RecordingScan:
+    """Check the recording at ``path`` line by line, as :func:`load_recording` would (the
+    same :class:`RecordingError` for the same line), keeping the header, the exit and the
+    stdin but no stdout or stderr data: its memory does not grow with the file."""
+    target = Path(path)
+    lines = _LineReader(str(target))
+    stdin: list[bytes] = []
+    count = stdout_bytes = 0
+    latest = 0.0
+    for number, raw_line in _file_lines(target):
+        chunk = lines.line(number, raw_line)
+        if chunk is None:
+            continue
+        count += 1
+        latest = max(latest, chunk.t_ms if math.isfinite(chunk.t_ms) else math.inf)
+        if chunk.direction is Direction.STDIN:
+            stdin.append(chunk.data)
+        elif chunk.direction is Direction.STDOUT:
+            stdout_bytes += len(chunk.data)
+    header, exit_info = lines.end()
+    return RecordingScan(target, header, exit_info, tuple(stdin), count, stdout_bytes, latest)
 
 
 # -- placeholders ----------------------------------------------------------------------------------
@@ -931,6 +1035,16 @@ def path_spellings(*paths: str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+def restore_header(header: RecordingHeader, *, cwd: str, home: str, tmp: str) -> RecordingHeader:
+    """``header`` with the placeholders in argv and env values replaced (RECORD-PATHS-001)."""
+    values = {"cwd": cwd, "home": home, "tmp": tmp}
+    return replace(
+        header,
+        argv=tuple(restore_text(a, values) for a in header.argv),
+        env={k: restore_text(v, values) for k, v in header.env.items()},
+    )
+
+
 def restore_paths(recording: Recording, *, cwd: str, home: str, tmp: str) -> Recording:
     """The recording with ``{cwd}``, ``{home}``, ``{tmp}`` replaced by these directories in
     argv, env values and every chunk (rule RECORD-PATHS-001). Restoring twice is refused:
@@ -938,11 +1052,7 @@ def restore_paths(recording: Recording, *, cwd: str, home: str, tmp: str) -> Rec
     if not recording.placeholders:
         raise ValueError("the recording's paths were already restored")
     values = {"cwd": cwd, "home": home, "tmp": tmp}
-    header = replace(
-        recording.header,
-        argv=tuple(restore_text(a, values) for a in recording.header.argv),
-        env={k: restore_text(v, values) for k, v in recording.header.env.items()},
-    )
+    header = restore_header(recording.header, cwd=cwd, home=home, tmp=tmp)
     chunks = tuple(replace(c, data=restore_bytes(c.data, values)) for c in recording.chunks)
     return replace(recording, header=header, chunks=chunks, placeholders=False)
 

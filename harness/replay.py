@@ -35,11 +35,11 @@ holds; ``skipped`` when the recording has no stdin).
 
 from __future__ import annotations
 
-import bisect
 import math
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -48,9 +48,9 @@ from harness.capture.driver import (
     CaptureReplay,
     FrameComparison,
     HostInputError,
+    capture_values,
     parse_host_input,
     replay_capture,
-    split_capture,
 )
 from harness.defs.types import AgentDef
 from harness.errors import HarnessError
@@ -66,11 +66,15 @@ from harness.protocols.base import (
 from harness.record import (
     Direction,
     ExitInfo,
+    Expectation,
     Recording,
     RecordingError,
     RecordingHeader,
+    RecordingScan,
+    restore_header,
     restore_paths,
 )
+from harness.scrub import restore_bytes
 from harness.streams import TWO_WAY_FORMATS, UnknownStreamFormatError, create_parser
 
 __all__ = [
@@ -134,7 +138,9 @@ class ReplayResult:
     header: RecordingHeader
     source: str | None
     chunking: str
+    #: The events, unless they were handed to ``on_event`` (then only counted).
     events: list[Event] = field(default_factory=list)
+    event_count: int = 0
     #: Frames the session sent (two-way formats), parsed as JSON.
     frames: list[Any] = field(default_factory=list)
     status: RunStatus | None = None
@@ -158,7 +164,7 @@ class ReplayResult:
             "ok": self.ok,
             "status": self.status.value if self.status else None,
             "error": self.error.to_json() if self.error else None,
-            "events": len(self.events),
+            "events": self.event_count,
             "frames_sent": len(self.frames),
             # Two-way: stdout lines after the session finished (a later turn), not replayed.
             "remaining_lines": len(self.capture.remaining_lines) if self.capture else 0,
@@ -171,30 +177,97 @@ class ReplayResult:
 # -- chunk plans ---------------------------------------------------------------------------------
 
 
+class _Cuts(Protocol):
+    """Where a chunking mode cuts the stdout, handed out as the stream is read."""
+
+    def arrived(self, start: int, data: bytes) -> None:
+        """The stdout bytes ``data`` starting at offset ``start`` were read."""
+
+    def take(self, lo: int, hi: int) -> list[int]:
+        """The cuts ``lo < c < hi`` in order; cuts up to ``hi`` are then spent."""
+
+
+class _RecordedCuts:
+    def __init__(self) -> None:
+        self._ends: deque[int] = deque()
+
+    def arrived(self, start: int, data: bytes) -> None:
+        self._ends.append(start + len(data))
+
+    def take(self, lo: int, hi: int) -> list[int]:
+        ends, out = self._ends, []
+        while ends and ends[0] < hi:
+            cut = ends.popleft()
+            if cut > lo:
+                out.append(cut)
+        return out
+
+
+class _LineCuts(_RecordedCuts):
+    def arrived(self, start: int, data: bytes) -> None:
+        at = data.find(b"\n")
+        while at >= 0:
+            self._ends.append(start + at + 1)
+            at = data.find(b"\n", at + 1)
+
+
+class _ByteCuts:
+    def __init__(self) -> None:
+        self._spent = 0
+
+    def arrived(self, start: int, data: bytes) -> None:
+        pass
+
+    def take(self, lo: int, hi: int) -> list[int]:
+        first = max(lo, self._spent) + 1
+        self._spent = max(self._spent, hi - 1)
+        return list(range(first, hi))
+
+
+class _RandomCuts:
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+        self._next = rng.randint(1, _RANDOM_MAX)
+
+    def arrived(self, start: int, data: bytes) -> None:
+        pass
+
+    def take(self, lo: int, hi: int) -> list[int]:
+        out: list[int] = []
+        while self._next < hi:
+            if self._next > lo:
+                out.append(self._next)
+            self._next += self._rng.randint(1, _RANDOM_MAX)
+        return out
+
+
+def _cutter(mode: str, rng: random.Random) -> _Cuts:
+    if mode == "recorded":
+        return _RecordedCuts()
+    if mode == "line":
+        return _LineCuts()
+    if mode == "1":
+        return _ByteCuts()
+    if mode == "random":
+        return _RandomCuts(rng)
+    raise HarnessError(f"unknown chunking {mode!r}; one of {', '.join(CHUNKING_MODES)}")
+
+
 def chunk_cuts(
     mode: str, data: bytes, recorded_ends: Sequence[int], rng: random.Random
-) -> list[int]:
-    """Sorted cut offsets (``0 < cut < len(data)``) for feeding ``data`` in ``mode``."""
+) -> Iterator[int]:
+    """The cut offsets (``0 < cut < len(data)``, ascending) for feeding ``data`` in
+    ``mode``, made as they are needed: mode ``1`` never holds a list of every offset."""
+    cutter = _cutter(mode, rng)
     size = len(data)
     if mode == "recorded":
-        return sorted({e for e in recorded_ends if 0 < e < size})
-    if mode == "line":
-        cuts: list[int] = []
-        at = data.find(b"\n")
-        while 0 <= at < size - 1:
-            cuts.append(at + 1)
-            at = data.find(b"\n", at + 1)
-        return cuts
-    if mode == "1":
-        return list(range(1, size))
-    if mode == "random":
-        cuts = []
-        at = rng.randint(1, _RANDOM_MAX)
-        while at < size:
-            cuts.append(at)
-            at += rng.randint(1, _RANDOM_MAX)
-        return cuts
-    raise HarnessError(f"unknown chunking {mode!r}; one of {', '.join(CHUNKING_MODES)}")
+        for end in sorted({e for e in recorded_ends if 0 < e < size}):
+            cutter.arrived(end, b"")
+    elif mode == "line":
+        cutter.arrived(0, data)
+    step = 1 << 16
+    for lo in range(0, size, step):
+        yield from cutter.take(lo - 1 if lo else 0, min(lo + step, size))
 
 
 def _pieces(data: bytes, cuts: Sequence[int]) -> list[tuple[int, bytes]]:
@@ -208,61 +281,218 @@ def _pieces(data: bytes, cuts: Sequence[int]) -> list[tuple[int, bytes]]:
     return out
 
 
-def _check_times(recording: Recording) -> None:
+class _Pacer:
+    """Delivers stream offsets no earlier than their recorded time (REPLAY-TIMING-001).
+
+    Told each stdout chunk's end offset and time as it is read; forgets a chunk once a
+    later offset was delivered, so it holds only the chunks read ahead of the feed."""
+
+    def __init__(self, clock: Clock | None) -> None:
+        self._clock = clock
+        self._origin = clock.now_ms() if clock is not None else 0.0
+        self._chunks: deque[tuple[int, float]] = deque()
+        self._last: tuple[int, float] | None = None
+
+    def arrived(self, end: int, t_ms: float) -> None:
+        if self._clock is not None:
+            self._chunks.append((end, t_ms))
+
+    def wait_for(self, end_offset: int) -> None:
+        """Wait until the byte before ``end_offset`` had arrived in the recording."""
+        if self._clock is None or end_offset <= 0:
+            return
+        chunks = self._chunks
+        while chunks and chunks[0][0] < end_offset:
+            self._last = chunks.popleft()
+        held = chunks[0] if chunks else self._last
+        if held is None:
+            return
+        due = held[1] - (self._clock.now_ms() - self._origin)
+        if due > 0:
+            self._clock.sleep_ms(due)
+
+
+class _Stdout:
+    """The recorded stdout as it is read, chunk by chunk (design §Reliability: never whole).
+
+    Tells the pacer when each chunk was recorded, the cutter what was read, and keeps the
+    end offset of each line read but not yet fed (for :class:`_Rechunked`). Once
+    :attr:`closed` (the session finished) it only passes the bytes on."""
+
+    def __init__(self, chunks: Iterable[tuple[bytes, float]], pacer: _Pacer, cutter: _Cuts) -> None:
+        self._chunks = chunks
+        self._pacer = pacer
+        self._cutter = cutter
+        #: Bytes read so far.
+        self.read = 0
+        self.line_ends: deque[int] = deque()
+        self.closed = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        for data, t_ms in self._chunks:
+            start = self.read
+            self.read += len(data)
+            if not self.closed:
+                self._pacer.arrived(self.read, t_ms)
+                self._cutter.arrived(start, data)
+                at = data.find(b"\n")
+                while at >= 0:
+                    self.line_ends.append(start + at + 1)
+                    at = data.find(b"\n", at + 1)
+            if data:
+                yield data
+
+
+#: A ``line`` piece is fed once it holds this many bytes, even without its newline: a
+#: line of hundreds of MB is never held whole (the events do not depend on the cuts).
+_MAX_PIECE = 4 * 1024 * 1024
+
+
+def _stream_pieces(stdout: _Stdout, cutter: _Cuts) -> Iterator[tuple[int, bytes]]:
+    """``(end offset, piece)`` of the stdout as read, cut where ``cutter`` says."""
+    pending = bytearray()
+    for data in stdout:
+        end = stdout.read
+        start = prev = end - len(data)
+        for cut in cutter.take(start, end + 1):
+            pending += data[prev - start : cut - start]
+            prev = cut
+            if pending:
+                yield cut, bytes(pending)
+                pending.clear()
+        pending += data[prev - start :]
+        if len(pending) >= _MAX_PIECE:
+            yield end, bytes(pending)
+            pending.clear()
+    if pending:
+        yield stdout.read, bytes(pending)
+
+
+# -- the input -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Input:
+    """What a replay reads, from a :class:`Recording` or a :class:`RecordingScan`, paths
+    restored: the stdout is read again each time :attr:`stdout` is called."""
+
+    header: RecordingHeader
+    exit: ExitInfo
+    source: str | None
+    stdin: bytes
+    stdout: Callable[[], Iterator[tuple[bytes, float]]]
+    #: ``(line, t)`` of every chunk, for the ``--timing`` check.
+    times: Callable[[], Iterator[tuple[int, float]]]
+    #: The largest chunk time, when known: the check reads :attr:`times` only if it is late.
+    latest_t_ms: float | None = None
+
+
+def _paths(paths: Mapping[str, str] | None) -> dict[str, str]:
+    where = dict(REPLAY_PATHS)
+    where.update(paths or {})
+    return where
+
+
+def _from_recording(recording: Recording, paths: Mapping[str, str] | None) -> _Input:
+    if recording.placeholders:
+        where = _paths(paths)
+        recording = restore_paths(recording, cwd=where["cwd"], home=where["home"], tmp=where["tmp"])
+    chunks = recording.chunks
+    return _Input(
+        recording.header,
+        recording.exit,
+        recording.source,
+        recording.stream(Direction.STDIN),
+        lambda: ((c.data, c.t_ms) for c in chunks if c.direction is Direction.STDOUT),
+        # Chunk ``i`` is on line ``i + 2`` (the header is line 1).
+        lambda: ((index + 2, c.t_ms) for index, c in enumerate(chunks)),
+    )
+
+
+def _from_scan(scan: RecordingScan, paths: Mapping[str, str] | None) -> _Input:
+    header, stdin = scan.header, scan.stdin
+    values: dict[str, str] | None = None
+    if scan.placeholders:
+        values = _paths(paths)
+        header = restore_header(header, cwd=values["cwd"], home=values["home"], tmp=values["tmp"])
+        stdin = b"".join(restore_bytes(data, values) for data in scan.stdin_chunks)
+
+    def stdout() -> Iterator[tuple[bytes, float]]:
+        for _, chunk in scan.chunks():
+            if chunk.direction is Direction.STDOUT:
+                data = chunk.data if values is None else restore_bytes(chunk.data, values)
+                yield data, chunk.t_ms
+
+    return _Input(
+        header,
+        scan.exit,
+        scan.source,
+        stdin,
+        stdout,
+        lambda: ((line, c.t_ms) for line, c in scan.chunks()),
+        scan.latest_t_ms,
+    )
+
+
+def _check_times(source: _Input) -> None:
     """Refuse a time offset ``--timing`` cannot wait for: not finite, or after the recorded
-    exit (CLIERR-TIMING-001). Chunk ``i`` is on line ``i + 2`` (the header is line 1)."""
-    limit = recording.exit.duration_ms if recording.exit is not None else None
-    for index, chunk in enumerate(recording.chunks):
-        t_ms = chunk.t_ms
-        if math.isfinite(t_ms) and (limit is None or t_ms <= limit):
+    exit (CLIERR-TIMING-001)."""
+    limit = source.exit.duration_ms
+    latest = source.latest_t_ms
+    if latest is not None and math.isfinite(latest) and latest <= limit:
+        return
+    for line, t_ms in source.times():
+        if math.isfinite(t_ms) and t_ms <= limit:
             continue
         problem = f"'t' must be a finite number of ms, got {t_ms!r}"
         if math.isfinite(t_ms):
             problem = f"'t' is {t_ms!r} ms, after the recorded exit at {limit!r} ms"
         raise RecordingError(
-            recording.source or "recording", index + 2, f"{problem}; --timing cannot wait for it"
+            source.source or "recording", line, f"{problem}; --timing cannot wait for it"
         )
 
 
-class _Pacer:
-    """Delivers stream offsets no earlier than their recorded time (REPLAY-TIMING-001)."""
+class _Events:
+    """Counts the events and keeps what the verdicts read (the first ``error``); hands each
+    event to ``on_event``, or keeps it on the result when there is none."""
 
-    def __init__(self, ends: Sequence[int], times: Sequence[float], clock: Clock | None) -> None:
-        self._ends = list(ends)
-        self._times = list(times)
-        self._clock = clock
-        self._origin = clock.now_ms() if clock is not None else 0.0
+    def __init__(self, result: ReplayResult, on_event: Callable[[Event], None] | None) -> None:
+        self._result = result
+        self._on_event = on_event
+        self.first_error: Error | None = None
 
-    def wait_for(self, end_offset: int) -> None:
-        """Wait until the byte before ``end_offset`` had arrived in the recording."""
-        if self._clock is None or end_offset <= 0 or not self._ends:
-            return
-        index = min(bisect.bisect_left(self._ends, end_offset), len(self._ends) - 1)
-        due = self._times[index] - (self._clock.now_ms() - self._origin)
-        if due > 0:
-            self._clock.sleep_ms(due)
+    def add(self, event: Event) -> None:
+        self._result.event_count += 1
+        if self.first_error is None and isinstance(event, Error):
+            self.first_error = event
+        if self._on_event is None:
+            self._result.events.append(event)
+        else:
+            self._on_event(event)
 
 
 # -- one-way formats -----------------------------------------------------------------------------
 
 
 def _replay_one_way(
-    recording: Recording, data: bytes, cuts: Sequence[int], pacer: _Pacer, result: ReplayResult
+    source: _Input, cutter: _Cuts, pacer: _Pacer, result: ReplayResult, events: _Events
 ) -> None:
-    header = recording.header
+    header = source.header
     try:
         parser = create_parser(header.stream_format, header.event_parser)
     except UnknownStreamFormatError as exc:
-        raise HarnessError(f"{recording.source or 'recording'}: {exc}") from exc
-    for end, piece in _pieces(data, cuts):
+        raise HarnessError(f"{source.source or 'recording'}: {exc}") from exc
+    stdout = _Stdout(source.stdout(), pacer, cutter)
+    for end, piece in _stream_pieces(stdout, cutter):
         pacer.wait_for(end)
-        result.events.extend(parser.feed(piece))
-    result.events.extend(parser.finish())
+        for event in parser.feed(piece):
+            events.add(event)
+    for event in parser.finish():
+        events.add(event)
     # ref §1.2: an in-stream error event flips the run to failed.
-    errors = [e for e in result.events if isinstance(e, Error)]
-    result.status = RunStatus.FAILED if errors else RunStatus.COMPLETED
-    if errors:
-        first = errors[0]
+    first = events.first_error
+    result.status = RunStatus.FAILED if first is not None else RunStatus.COMPLETED
+    if first is not None:
         result.error = SessionError(code=first.code or "STREAM_ERROR", message=first.message)
 
 
@@ -272,34 +502,31 @@ def _replay_one_way(
 class _Rechunked:
     """A session whose ``receive`` calls are cut again at the replay's chunk boundaries.
 
-    The capture driver calls ``receive`` once per captured stdout line, in order (its
-    ``chunk_size`` is left unset). Call ``k`` is line ``k`` of the recorded stdout;
-    the pieces of that call are cut where the chunking mode cuts inside the line
-    (offsets past the fed text, which may be shorter or longer after a response id was
-    rewritten, are dropped). Everything else is passed through unchanged.
+    The capture driver calls ``receive`` once per captured stdout line held whole, and
+    several times for a line it streams through (over ``HELD_LINE_BYTES``); a call that
+    ends with ``\\n`` ends its line. Offsets are tracked, not calls: a call starts where
+    the previous one of its line stopped (``line start + bytes fed``), and is cut where
+    the chunking mode cuts between there and the line's end (offsets past the fed text,
+    which may be shorter or longer after a response id was rewritten, are dropped).
+    Everything else is passed through unchanged.
     """
 
     def __init__(
         self,
         inner: TwoWaySession,
-        data: bytes,
-        cuts: Sequence[int],
+        stdout: _Stdout,
+        cutter: _Cuts,
         pacer: _Pacer,
         *,
         bytewise: bool,
     ) -> None:
         self._inner = inner
+        self._stdout = stdout
+        self._cutter = cutter
         self._pacer = pacer
         self._bytewise = bytewise
-        self._lines: list[tuple[int, int]] = []
-        start = 0
-        while start < len(data):
-            newline = data.find(b"\n", start)
-            end = len(data) if newline < 0 else newline + 1
-            self._lines.append((start, end))
-            start = end
-        self._cuts = list(cuts)
-        self._calls = 0
+        self._line_start = 0
+        self._fed = 0
 
     @property
     def state(self) -> SessionState:
@@ -313,36 +540,41 @@ class _Rechunked:
     def counters(self) -> Mapping[str, int]:
         return self._inner.counters
 
+    def _seen(self, actions: Actions) -> Actions:
+        if actions.finished is not None:
+            self._stdout.closed = True  # nothing more is fed: stop tracking the stream
+        return actions
+
     def start(self, request: SessionRequest, now_ms: float) -> Actions:
-        return self._inner.start(request, now_ms)
+        return self._seen(self._inner.start(request, now_ms))
 
     def receive(self, data: bytes, now_ms: float) -> Actions:
-        index = self._calls
-        self._calls += 1
-        if index < len(self._lines):
-            line_start, line_end = self._lines[index]
-        else:  # more calls than lines: deliver as given
-            line_start = line_end = self._lines[-1][1] if self._lines else 0
+        stdout = self._stdout
+        base = self._line_start + self._fed
+        line_end = stdout.line_ends[0] if stdout.line_ends else max(stdout.read, base)
         if self._bytewise:
             relative = list(range(1, len(data)))
         else:
-            lo = bisect.bisect_right(self._cuts, line_start)
-            hi = bisect.bisect_left(self._cuts, line_end)
-            relative = [c - line_start for c in self._cuts[lo:hi] if c - line_start < len(data)]
+            cuts = self._cutter.take(base, min(line_end, base + len(data)))
+            relative = [c - base for c in cuts]
         out = Actions()
         for end, piece in _pieces(data, relative):
-            self._pacer.wait_for(line_start + min(end, line_end - line_start))
+            self._pacer.wait_for(base + min(end, line_end - base))
             out.extend(self._inner.receive(piece, now_ms))
-        return out
+        self._fed += len(data)
+        if data.endswith(b"\n"):
+            self._line_start = stdout.line_ends.popleft() if stdout.line_ends else stdout.read
+            self._fed = 0
+        return self._seen(out)
 
     def end_of_output(self, now_ms: float) -> Actions:
-        return self._inner.end_of_output(now_ms)
+        return self._seen(self._inner.end_of_output(now_ms))
 
     def cancel(self, now_ms: float) -> Actions:
-        return self._inner.cancel(now_ms)
+        return self._seen(self._inner.cancel(now_ms))
 
     def tick(self, now_ms: float) -> Actions:
-        return self._inner.tick(now_ms)
+        return self._seen(self._inner.tick(now_ms))
 
 
 def _def_for(header: RecordingHeader, defn: AgentDef | None) -> AgentDef | None:
@@ -362,21 +594,21 @@ def _def_for(header: RecordingHeader, defn: AgentDef | None) -> AgentDef | None:
 
 
 def _replay_two_way(
-    recording: Recording,
-    data: bytes,
-    cuts: Sequence[int],
+    source: _Input,
+    cutter: _Cuts,
     pacer: _Pacer,
     result: ReplayResult,
+    events: _Events,
     *,
     bytewise: bool,
     defn: AgentDef | None,
 ) -> None:
-    header = recording.header
+    header = source.header
     adapter = adapter_for(header.stream_format)
-    stdin = recording.stream(Direction.STDIN)
+    stdin = source.stdin
     host_frames: list[Any] | None = None
     request: SessionRequest | None = None
-    source = "synthesized"
+    origin = "synthesized"
     if stdin.strip():
         try:
             host_frames = parse_host_input(stdin)
@@ -387,25 +619,32 @@ def _replay_two_way(
         if host_frames is not None:
             try:
                 request = adapter.host_request(host_frames)
-                source = "host-input"
+                origin = "host-input"
             except HostInputError:
                 # A run stopped before the host sent its prompt (killed in the handshake):
                 # the request is synthesized, and the frames that were sent still compare.
                 request = None
     if request is None:
-        request = adapter.synthesize_request([line.value for line in split_capture(data)])
+        # The handshake, read in bounded memory (PARSE-MEMORY-001), as harness parse does.
+        request = adapter.synthesize_request(capture_values(d for d, _ in source.stdout()))
+    stdout = _Stdout(source.stdout(), pacer, cutter)
     session = _Rechunked(
         adapter.create_session(_def_for(header, defn), host_frames),
-        data,
-        cuts,
+        stdout,
+        cutter,
         pacer,
         bytewise=bytewise,
     )
     capture = replay_capture(
-        session, request, data, adapter, host_frames=host_frames, request_source=source
+        session,
+        request,
+        stdout,
+        adapter,
+        host_frames=host_frames,
+        request_source=origin,
+        on_event=events.add,
     )
     result.capture = capture
-    result.events.extend(capture.events)
     result.frames.extend(capture.frames)
     result.status = capture.status
     result.error = capture.error
@@ -437,8 +676,7 @@ def _count(n: int, noun: str) -> str:
 # -- the entry point -----------------------------------------------------------------------------
 
 
-def _status_finding(result: ReplayResult, recording: Recording) -> Finding:
-    expect = recording.header.expect
+def _status_finding(result: ReplayResult, expect: Expectation | None) -> Finding:
     status = result.status.value if result.status else "unfinished"
     error = result.error
     reason = f" ({error.code}: {error.message})" if error is not None else ""
@@ -462,7 +700,7 @@ def _status_finding(result: ReplayResult, recording: Recording) -> Finding:
 
 
 def replay_recording(
-    recording: Recording,
+    recording: Recording | RecordingScan,
     *,
     chunking: str = "recorded",
     seed: int = 0,
@@ -470,37 +708,35 @@ def replay_recording(
     clock: Clock | None = None,
     defn: AgentDef | None = None,
     paths: Mapping[str, str] | None = None,
+    on_event: Callable[[Event], None] | None = None,
 ) -> ReplayResult:
     """Feed ``recording`` through its format's parser or session and judge the result.
 
-    ``defn`` configures a two-way session (default: the built-in def the header names);
-    ``paths`` restores placeholders (default :data:`REPLAY_PATHS`). Raises
-    :class:`~harness.errors.HarnessError` for an unknown chunking mode or a stream
-    format the engine cannot replay.
+    ``recording`` is a parsed :class:`~harness.record.Recording`, or a
+    :class:`~harness.record.RecordingScan` whose stdout is read from its file as it is fed
+    (``harness replay``: memory does not grow with the file). ``on_event`` takes each event
+    as it comes; the result then keeps only :attr:`ReplayResult.event_count` and what the
+    verdicts read, not the events. ``defn`` configures a two-way session (default: the
+    built-in def the header names); ``paths`` restores placeholders (default
+    :data:`REPLAY_PATHS`). Raises :class:`~harness.errors.HarnessError` for an unknown
+    chunking mode or a stream format the engine cannot replay, before any event.
     """
     if chunking not in CHUNKING_MODES:
         raise HarnessError(f"unknown chunking {chunking!r}; one of {', '.join(CHUNKING_MODES)}")
-    if recording.placeholders:
-        where = dict(REPLAY_PATHS)
-        where.update(paths or {})
-        recording = restore_paths(recording, cwd=where["cwd"], home=where["home"], tmp=where["tmp"])
-    header = recording.header
-    result = ReplayResult(header, recording.source, chunking, exit=recording.exit)
-    stdout = recording.chunks_of(Direction.STDOUT)
-    data = b"".join(c.data for c in stdout)
-    ends: list[int] = []
-    offset = 0
-    for chunk in stdout:
-        offset += len(chunk.data)
-        ends.append(offset)
-    cuts = chunk_cuts(chunking, data, ends, random.Random(seed))
-    if timing:
-        _check_times(recording)
-    pacer = _Pacer(ends, [c.t_ms for c in stdout], (clock or SystemClock()) if timing else None)
-    two_way = header.stream_format in TWO_WAY_FORMATS
-    if two_way:
-        _replay_two_way(recording, data, cuts, pacer, result, bytewise=chunking == "1", defn=defn)
+    if isinstance(recording, RecordingScan):
+        source = _from_scan(recording, paths)
     else:
-        _replay_one_way(recording, data, cuts, pacer, result)
-    result.findings.insert(0, _status_finding(result, recording))
+        source = _from_recording(recording, paths)
+    header = source.header
+    result = ReplayResult(header, source.source, chunking, exit=source.exit)
+    if timing:
+        _check_times(source)
+    events = _Events(result, on_event)
+    cutter = _cutter(chunking, random.Random(seed))
+    pacer = _Pacer((clock or SystemClock()) if timing else None)
+    if header.stream_format in TWO_WAY_FORMATS:
+        _replay_two_way(source, cutter, pacer, result, events, bytewise=chunking == "1", defn=defn)
+    else:
+        _replay_one_way(source, cutter, pacer, result, events)
+    result.findings.insert(0, _status_finding(result, header.expect))
     return result

@@ -1,8 +1,9 @@
 """Rules of bounded memory: plain runs, and the files ``harness parse`` / ``harness replay`` read.
 
 Enforced by :mod:`harness.streams.plain`, :mod:`harness.commands.parse` and
-:mod:`harness.replay`; tests in ``tests/streams/test_plain_bound.py`` and ``tests/memory/``
-(the latter measure a child process's peak RSS on inputs of tens of MB).
+:mod:`harness.replay`; tests in ``tests/streams/test_plain_bound.py``,
+``tests/recording/test_replay_stream.py`` and ``tests/memory/`` (the latter measure a
+child process's peak RSS on inputs of tens of MB).
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ RULES = (
         Tier.MANDATORY,
         "harness parse reads its capture in 64 KiB chunks (or --chunk) and holds only what its "
         "output needs, so a 200 MB capture stays under 100 MiB of peak RSS.",
+        "design §Reliability",
+    ),
+    Rule(
+        "REPLAY-MEMORY-001",
+        Tier.MANDATORY,
+        "harness replay checks a recording line by line, then streams its stdout chunks through "
+        "the parser or session and prints each event as it comes, keeping only counts and what "
+        "the verdicts read: a 200 MB recording stays under 100 MiB of peak RSS, and the output "
+        "is what a replay of the recording read whole prints.",
         "design §Reliability",
     ),
 )

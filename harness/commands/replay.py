@@ -21,10 +21,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import HarnessError
 from harness.render import format_event
+
+if TYPE_CHECKING:
+    from harness.events import Event
+    from harness.record import RecordingHeader
 
 __all__ = ["cmd_replay", "recording_paths"]
 
@@ -54,47 +58,76 @@ def _dumps(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False) + "\n"
 
 
-def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.record import load_recording
+class _Printer:
+    """One recording's output. Its first line is written with the first event (or the
+    verdict), so a recording that cannot be replayed prints nothing but its error."""
+
+    def __init__(self, path: Path, header: RecordingHeader, args: argparse.Namespace) -> None:
+        self._path = path
+        self._header = header
+        self._args = args
+        self._started = False
+
+    def begin(self, out: TextIO) -> None:
+        if self._started:
+            return
+        self._started = True
+        header = self._header
+        if self._args.json:
+            out.write(_dumps({"recording": {"path": str(self._path), **header.to_json()}}))
+            return
+        dialect = f"/{header.event_parser}" if header.event_parser else ""
+        out.write(
+            f"== {self._path}: {header.agent} ({header.stream_format}{dialect}), "
+            f"chunking {self._args.chunking}\n"
+        )
+
+    def event(self, event: Event, out: TextIO) -> None:
+        self.begin(out)
+        out.write(_dumps(event.to_json()) if self._args.json else format_event(event) + "\n")
+
+
+def _replay(path: Path, args: argparse.Namespace, out: TextIO) -> bool:
+    """Replay one recording and print it; whether it passed. The file is checked whole
+    first, then its stdout streamed through the parser and each event printed as it comes
+    (design §Reliability: memory does not grow with the recording)."""
+    from harness.record import scan_recording
     from harness.replay import SystemClock, replay_recording
 
+    scan = scan_recording(path)
+    printer = _Printer(path, scan.header, args)
+    result = replay_recording(
+        scan,
+        chunking=args.chunking,
+        seed=args.seed,
+        timing=args.timing,
+        clock=SystemClock(),
+        on_event=lambda event: printer.event(event, out),
+    )
+    printer.begin(out)
+    if args.json:
+        out.write(_dumps({"verdict": result.to_json()}))
+    else:
+        for finding in result.findings:
+            out.write(f"verdict {finding.rule} {finding.verdict}: {finding.message}\n")
+        word = "PASS" if result.ok else "FAIL"
+        ended = scan.exit.signal or scan.exit.code
+        out.write(f"{word} {path} ({result.event_count} events, exit {ended})\n")
+    return result.ok
+
+
+def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     paths = recording_paths(list(args.paths))
     passed = failed = unreadable = 0
     for path in paths:
         try:
-            recording = load_recording(path)
-            result = replay_recording(
-                recording,
-                chunking=args.chunking,
-                seed=args.seed,
-                timing=args.timing,
-                clock=SystemClock(),
-            )
+            ok = _replay(path, args, out)
         except HarnessError as exc:
             unreadable += 1
             out.flush()
             print(f"harness: error: {exc}", file=sys.stderr)
             continue
-        header = recording.header
-        if args.json:
-            out.write(_dumps({"recording": {"path": str(path), **header.to_json()}}))
-            for event in result.events:
-                out.write(_dumps(event.to_json()))
-            out.write(_dumps({"verdict": result.to_json()}))
-        else:
-            dialect = f"/{header.event_parser}" if header.event_parser else ""
-            out.write(
-                f"== {path}: {header.agent} ({header.stream_format}{dialect}), "
-                f"chunking {args.chunking}\n"
-            )
-            for event in result.events:
-                out.write(format_event(event) + "\n")
-            for finding in result.findings:
-                out.write(f"verdict {finding.rule} {finding.verdict}: {finding.message}\n")
-            word = "PASS" if result.ok else "FAIL"
-            ended = recording.exit.signal or recording.exit.code
-            out.write(f"{word} {path} ({len(result.events)} events, exit {ended})\n")
-        if result.ok:
+        if ok:
             passed += 1
         else:
             failed += 1
