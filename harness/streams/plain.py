@@ -67,6 +67,8 @@ TEXT_PIECE_BYTES = 64 * 1024
 ARTIFACT_TEXT_LIMIT = 8 * 1024 * 1024
 #: The held text is checked against the limit every this many pieces (1 MiB of stdout).
 _CHECK_EVERY_PIECES = 16
+#: Held pieces are joined this many at a time: small reads must not multiply the hold.
+_JOIN_PIECES = 256
 
 _OPEN_TAG = "<artifact"
 _FENCE = "```"
@@ -95,6 +97,7 @@ class PlainStreamParser:
         #: The text extraction needs, in parts; ``None`` once over the limit.
         self._held: list[str] | None = []
         self._held_chars = 0
+        self._unjoined = 0
         #: Once not holding: the last characters seen (an opener split between pieces),
         #: and whether an opener appeared in text that was not held.
         self._tail = ""
@@ -156,6 +159,10 @@ class PlainStreamParser:
         if self._held is not None:
             self._held.append(text)
             self._held_chars += len(text)
+            self._unjoined += 1
+            if self._unjoined >= _JOIN_PIECES:
+                self._held[-_JOIN_PIECES:] = ["".join(self._held[-_JOIN_PIECES:])]
+                self._unjoined = 0
             return
         window = self._tail + text
         if _OPEN_TAG in window:
@@ -171,6 +178,7 @@ class PlainStreamParser:
         if len(held) <= self._limit:
             self._held = [held]
             self._held_chars = len(held)
+            self._unjoined = 0
             return
         self._held = None
         self._held_chars = 0
