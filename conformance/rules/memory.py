@@ -1,9 +1,9 @@
 """Rules of bounded memory: plain runs, and the files ``harness parse`` / ``harness replay`` read.
 
-Enforced by :mod:`harness.streams.plain`, :mod:`harness.commands.parse` and
-:mod:`harness.replay`; tests in ``tests/streams/test_plain_bound.py``,
-``tests/recording/test_replay_stream.py`` and ``tests/memory/`` (the latter measure a
-child process's peak RSS on inputs of tens of MB).
+Enforced by :mod:`harness.streams.plain`, :mod:`harness.commands.parse`,
+:mod:`harness.replay` and :mod:`harness.runner.engine` (``EventRetention``); tests in
+``tests/streams/test_plain_bound.py``, ``tests/recording/test_replay_stream.py`` and
+``tests/memory/`` (the latter measure a child process's peak RSS on inputs of tens of MB).
 """
 
 from __future__ import annotations
@@ -42,6 +42,14 @@ RULES = (
         "the parser or session and prints each event as it comes, keeping only counts and what "
         "the verdicts read: a 200 MB recording stays under 100 MiB of peak RSS, and the output "
         "is what a replay of the recording read whole prints.",
+        "design §Reliability",
+    ),
+    Rule(
+        "RUN-MEMORY-001",
+        Tier.MANDATORY,
+        "harness run prints every event and keeps only a bounded head and tail of them for its "
+        "result, counting the rest as events_dropped: a plain run whose CLI prints one 200 MB "
+        "line stays under 100 MiB of peak RSS. A library run keeps every event by default.",
         "design §Reliability",
     ),
 )

@@ -123,6 +123,7 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
     from harness.launch import path_env_key
     from harness.render import format_event
     from harness.runner import RunRequest, run_agent_async
+    from harness.runner.engine import EventRetention
 
     defs = load_defs(args)
     defn = get_agent_def(args.agent, defs)
@@ -199,7 +200,11 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
                 return await _conversation_turn(
                     args, request, show=show, cancel=cancel, recorder=recorder, notes=notes
                 )
-            return await run_agent_async(request, on_event=show, cancel=cancel, tap=recorder)
+            # The events are printed as they come and the summary reads none of them: the
+            # result keeps a bounded head and tail (design §Reliability).
+            return await run_agent_async(
+                request, on_event=show, cancel=cancel, tap=recorder, retention=EventRetention()
+            )
 
         try:
             result = asyncio.run(main())

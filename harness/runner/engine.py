@@ -54,6 +54,7 @@ Lifecycle (rules in ``conformance/rules/runner.py``):
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import os
@@ -63,6 +64,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any, Protocol, runtime_checkable
 
@@ -106,6 +108,7 @@ __all__ = [
     "TURN_BOOKKEEPING_FORMATS",
     "CancelOnSignals",
     "ContinuingTap",
+    "EventRetention",
     "OnEvent",
     "WireTap",
     "is_substantive",
@@ -128,6 +131,81 @@ _KILL_WAIT_MS = 5000.0
 TURN_BOOKKEEPING_FORMATS = frozenset({"claude-stream-json"})
 
 OnEvent = Callable[[Event], None]
+
+
+@dataclass(frozen=True)
+class EventRetention:
+    """How much of a run's events :attr:`RunResult.events` keeps (design §Reliability).
+
+    For a caller that takes every event through ``on_event`` (``harness run`` prints them)
+    and reads the result only for its summary: a CLI printing hundreds of MB must not be
+    held again as events. The run keeps its first events, up to ``head_events`` of them
+    holding up to ``text_chars`` characters, then the last ``tail_events`` holding up to
+    ``text_chars`` characters; the events in between are dropped and counted in the
+    ``events_dropped`` counter. ``on_event`` still sees every event. Without a retention
+    (the default, for library callers and conformance) every event is kept.
+    """
+
+    head_events: int = 1000
+    tail_events: int = 1000
+    text_chars: int = 512 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("head_events", "tail_events", "text_chars"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"EventRetention.{name} must be an integer >= 0, got {value!r}")
+
+
+def _text_chars(event: Event) -> int:
+    """The characters an event holds in its string fields (a delta's text, a tool's output)."""
+    total = 0
+    for item in dataclasses.fields(event):
+        value = getattr(event, item.name)
+        if isinstance(value, str):
+            total += len(value)
+    return total
+
+
+class _Retained:
+    """The events a run keeps for its result: all of them, or as an :class:`EventRetention`
+    says (a head, a tail, and a count of what was dropped between them)."""
+
+    def __init__(self, policy: EventRetention | None) -> None:
+        self._policy = policy
+        self._head: list[Event] = []
+        self._head_chars = 0
+        self._head_open = True
+        self._tail: collections.deque[tuple[Event, int]] = collections.deque()
+        self._tail_chars = 0
+        self.dropped = 0
+
+    def add(self, event: Event) -> None:
+        policy = self._policy
+        if policy is None:
+            self._head.append(event)
+            return
+        size = _text_chars(event)
+        if self._head_open:
+            if (
+                len(self._head) < policy.head_events
+                and self._head_chars + size <= policy.text_chars
+            ):
+                self._head.append(event)
+                self._head_chars += size
+                return
+            self._head_open = False
+        self._tail.append((event, size))
+        self._tail_chars += size
+        while self._tail and (
+            len(self._tail) > policy.tail_events or self._tail_chars > policy.text_chars
+        ):
+            _, dropped = self._tail.popleft()
+            self._tail_chars -= dropped
+            self.dropped += 1
+
+    def events(self) -> tuple[Event, ...]:
+        return (*self._head, *(event for event, _ in self._tail))
 
 
 class WireTap(Protocol):
@@ -202,6 +280,7 @@ class _Run:
         on_event: OnEvent | None,
         cancel: asyncio.Event | None,
         tap: WireTap | None = None,
+        retention: EventRetention | None = None,
     ) -> None:
         self.req = request
         self.on_event = on_event
@@ -223,7 +302,8 @@ class _Run:
         self.secrets: tuple[str, ...] = tuple(s for s in request.secrets if s)
         self.redactor = Redactor(request.prompt, env=env, secrets=self.secrets)
         self.stderr = StderrTail(self.redactor)
-        self.events: list[Event] = []
+        self.events = _Retained(retention)
+        self.retention = retention
         self.argv: tuple[str, ...] = ()
         self.counters: dict[str, int] = {
             "stdout_bytes": 0,
@@ -308,10 +388,12 @@ class _Run:
             counters["pipe_pauses"] = self.protocol.pauses
         if self.session is not None:
             counters.update({f"session.{k}": v for k, v in self.session.counters.items()})
+        if self.retention is not None:
+            counters["events_dropped"] = self.events.dropped
         return RunResult(
             agent_id=self.req.defn.id,
             status=status,
-            events=tuple(self.events),
+            events=self.events.events(),
             exit_code=rc if rc is not None and rc >= 0 else None,
             signal=-rc if rc is not None and rc < 0 else None,
             duration_ms=end - self.t0,
@@ -663,7 +745,7 @@ class _Run:
 
     def _publish(self, event: Event) -> None:
         now = _now()
-        self.events.append(event)
+        self.events.add(event)
         if self.first_output_at is None and is_substantive(event):
             self.first_output_at = now
         if isinstance(event, Error) and self.stream_error is None:
@@ -1009,14 +1091,16 @@ async def run_agent_async(
     on_event: OnEvent | None = None,
     cancel: asyncio.Event | None = None,
     tap: WireTap | None = None,
+    retention: EventRetention | None = None,
 ) -> RunResult:
     """Run one turn of ``request.defn`` and return what happened (never raises for the CLI).
 
     ``on_event`` sees every event as it is published; ``tap`` every byte written to
     or read from the CLI (a recorder). Setting ``cancel`` cancels the run in the seeds'
-    order. Cancelling the awaiting task kills and reaps the tree first.
+    order. Cancelling the awaiting task kills and reaps the tree first. ``retention``
+    bounds the events kept on the result (:class:`EventRetention`; default: all).
     """
-    return await _Run(request, on_event, cancel, tap).execute()
+    return await _Run(request, on_event, cancel, tap, retention).execute()
 
 
 #: The signals that cancel a run started by a command (SIG-CANCEL-001): the terminal's
@@ -1106,6 +1190,7 @@ def run_agent(
     on_event: OnEvent | None = None,
     cancel: threading.Event | None = None,
     tap: WireTap | None = None,
+    retention: EventRetention | None = None,
 ) -> RunResult:
     """:func:`run_agent_async` for synchronous callers (runs its own event loop).
 
@@ -1115,7 +1200,7 @@ def run_agent(
 
     async def main() -> RunResult:
         if cancel is None:
-            return await run_agent_async(request, on_event=on_event, tap=tap)
+            return await run_agent_async(request, on_event=on_event, tap=tap, retention=retention)
         loop = asyncio.get_running_loop()
         event = asyncio.Event()
         stop = threading.Event()
@@ -1129,7 +1214,9 @@ def run_agent(
         thread = threading.Thread(target=bridge, name="harness-run-cancel", daemon=True)
         thread.start()
         try:
-            return await run_agent_async(request, on_event=on_event, cancel=event, tap=tap)
+            return await run_agent_async(
+                request, on_event=on_event, cancel=event, tap=tap, retention=retention
+            )
         finally:
             stop.set()
 
