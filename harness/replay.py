@@ -316,13 +316,22 @@ class _Stdout:
     """The recorded stdout as it is read, chunk by chunk (design §Reliability: never whole).
 
     Tells the pacer when each chunk was recorded, the cutter what was read, and keeps the
-    end offset of each line read but not yet fed (for :class:`_Rechunked`). Once
+    end offset of each line read but not yet fed (with ``lines``, for :class:`_Rechunked`). Once
     :attr:`closed` (the session finished) it only passes the bytes on."""
 
-    def __init__(self, chunks: Iterable[tuple[bytes, float]], pacer: _Pacer, cutter: _Cuts) -> None:
+    def __init__(
+        self,
+        chunks: Iterable[tuple[bytes, float]],
+        pacer: _Pacer,
+        cutter: _Cuts,
+        *,
+        lines: bool = False,
+    ) -> None:
         self._chunks = chunks
         self._pacer = pacer
         self._cutter = cutter
+        #: Whether line ends are kept (only :class:`_Rechunked` reads, and spends, them).
+        self._lines = lines
         #: Bytes read so far.
         self.read = 0
         self.line_ends: deque[int] = deque()
@@ -335,7 +344,7 @@ class _Stdout:
             if not self.closed:
                 self._pacer.arrived(self.read, t_ms)
                 self._cutter.arrived(start, data)
-                at = data.find(b"\n")
+                at = data.find(b"\n") if self._lines else -1
                 while at >= 0:
                     self.line_ends.append(start + at + 1)
                     at = data.find(b"\n", at + 1)
@@ -627,7 +636,7 @@ def _replay_two_way(
     if request is None:
         # The handshake, read in bounded memory (PARSE-MEMORY-001), as harness parse does.
         request = adapter.synthesize_request(capture_values(d for d, _ in source.stdout()))
-    stdout = _Stdout(source.stdout(), pacer, cutter)
+    stdout = _Stdout(source.stdout(), pacer, cutter, lines=True)
     session = _Rechunked(
         adapter.create_session(_def_for(header, defn), host_frames),
         stdout,

@@ -221,3 +221,28 @@ def test_an_unknown_mode_is_refused_before_any_event(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match="unknown chunking"):
         replay_recording(scan_recording(DATA / "dsh_run.jsonl"), chunking="2", on_event=seen.append)
     assert seen == []
+
+
+@pytest.mark.rule("REPLAY-MEMORY-001")
+def test_a_one_way_replay_of_many_chunks_holds_nothing_per_chunk(tmp_path: Path) -> None:
+    # 150,000 two-byte stdout chunks that the parser passes on as raw lines: a replay that
+    # kept anything per chunk or per line (an offset, an event) would hold megabytes.
+    lines = _good_lines()
+    path = tmp_path / "many.jsonl"
+    chunk = b'{"t":1,"dir":"stdout","data":"x\\n"}\n'
+    path.write_bytes(lines[0] + chunk * 150_000 + lines[-1])
+    scan = scan_recording(path)
+    count = 0
+
+    def seen(event: Event) -> None:
+        nonlocal count
+        count += 1
+
+    tracemalloc.start()
+    try:
+        result = replay_recording(scan, on_event=seen)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert count == result.event_count >= 150_000
+    assert peak < 2 * 1024 * 1024, f"the replay held {peak} bytes"
