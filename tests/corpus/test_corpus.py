@@ -230,9 +230,13 @@ def test_snapshot_names_are_the_files_syrupy_writes() -> None:
 
 def _syrupy_file_name(name: str) -> str:
     """The file name syrupy makes of a snapshot name (renamed between syrupy 6 and 7)."""
-    sanitize = getattr(EventStreamExtension, "_sanitize_filename", None)
-    if sanitize is None:  # syrupy < 7 (what pip resolves on Python 3.10)
-        sanitize = getattr(EventStreamExtension, "_SingleFileSnapshotExtension__clean_filename")
+    # syrupy 7 spells it ``_sanitize_filename``; syrupy 6 (what pip resolves on Python 3.10)
+    # keeps a name-mangled private ``__clean_filename``.
+    for attr in ("_sanitize_filename", "_SingleFileSnapshotExtension__clean_filename"):
+        sanitize = getattr(EventStreamExtension, attr, None)
+        if sanitize is not None:
+            break
+    assert sanitize is not None, "syrupy renamed its file-name sanitiser again"
     result = sanitize(name)
     assert isinstance(result, str)
     return result
