@@ -562,14 +562,19 @@ class _Runner:
         self.base_env = base_env
         self.secret = "sk-conform-" + _secrets.token_hex(16)
         self.runs = 0
-        self._shims: dict[int, Path] = {}
+        self._shims: dict[tuple[int, bool], Path] = {}
         self._counter = 0
 
-    def _shim(self, index: int) -> Path:
-        if index not in self._shims:
+    def _shim(self, index: int, old: bool = False) -> Path:
+        """The def's fake; an old build (``old_version`` scenario) is another executable,
+        as it is on a user's disk, so the help probe kept per executable finds what that
+        build has (FIDELITY-CAPS-001): conform judges both generations."""
+        key = (index, old)
+        if key not in self._shims:
             target = self.plan.defs[index].target
-            self._shims[index] = _install_shims(target, self.root / f"d{index}" / "bin")
-        return self._shims[index]
+            where = self.root / f"d{index}" / ("bin-old" if old else "bin")
+            self._shims[key] = _install_shims(target, where)
+        return self._shims[key]
 
     def _request(self, index: int, scenario: str, parsed: Scenario | None = None) -> RunRequest:
         """The fake run of ``scenario`` for def ``index`` (``parsed``: the scenario, when the
@@ -579,7 +584,8 @@ class _Runner:
         from harness.runner import RunRequest
 
         target = self.plan.defs[index].target
-        shim = self._shim(index)
+        parsed = parsed or load_scenario(scenario)
+        shim = self._shim(index, old=parsed.old_version)
         self._counter += 1
         run_dir = self.root / f"d{index}" / f"{scenario}-{self._counter}"
         cwd, home = run_dir / "cwd", run_dir / "home"
@@ -588,7 +594,7 @@ class _Runner:
         env = clean_fake_env(self.base_env, target.defn, shim.parent, home)
         env["FAKE_CLI_SCENARIO"] = scenario
         specify = target.defn.resume_style is ResumeStyle.SPECIFY
-        lingers = (parsed or load_scenario(scenario)).ignore_stdin_close
+        lingers = parsed.ignore_stdin_close
         idle_ms = LINGER_INACTIVITY_TIMEOUT_MS if lingers else INACTIVITY_TIMEOUT_MS
         return RunRequest(
             defn=target.defn,

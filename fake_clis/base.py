@@ -11,8 +11,10 @@ named like the real binaries that do exactly that). Environment:
   what it received (argv, cwd, prompt and how it came, selected env, the
   ``.mcp.json`` it found, the MCP env-content variables, protocol frames it read, and
   each staged skill root the prompt names with what is really there: ``skills``);
-* ``FAKE_CLI_OLD_VERSION=1`` — behave like an old build: optional flags are
-  missing from the help text *and* rejected as unknown;
+* ``FAKE_CLI_VERSION=old`` (or ``FAKE_CLI_OLD_VERSION=1``) — behave like an old
+  build: optional flags are missing from the help text *and* rejected as unknown.
+  A scenario with ``old_version`` is an old build too, help text included, so the
+  help probe of a run finds what that build has (FIDELITY-CAPS-001);
 * ``FAKE_CLI_AUTH=missing`` — the auth probe reports "not logged in".
 
 Sessions live under ``$HOME/.fake-cli/<agent>/sessions/<id>.json`` so a resume
@@ -306,16 +308,32 @@ def _safe_name(session_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:200]
 
 
+def old_build(env: Mapping[str, str]) -> bool:
+    """``FAKE_CLI_VERSION=old`` or the older spelling ``FAKE_CLI_OLD_VERSION=1``."""
+    return env.get("FAKE_CLI_VERSION") == "old" or env.get("FAKE_CLI_OLD_VERSION") == "1"
+
+
+def _scenario_is_old(env: Mapping[str, str]) -> bool:
+    """The scenario plays an old build (a bad scenario is reported by the run, not here)."""
+    name = env.get("FAKE_CLI_SCENARIO")
+    if not name:
+        return False
+    try:
+        return load_scenario(name).old_version
+    except ScenarioError:
+        return False
+
+
 def _probe(spec: CliSpec, argv: list[str], env: Mapping[str, str]) -> int | None:
     """Answer version / help / models / auth probes; None when argv is a real run."""
     args = tuple(argv)
-    old = env.get("FAKE_CLI_OLD_VERSION") == "1"
+    old = old_build(env)
     if args in spec.version_args:
         sys.stdout.write(spec.version_output + "\n")
         return 0
     if args in spec.help_args:
         text = spec.help_text
-        if old:
+        if old or _scenario_is_old(env):
             text = "\n".join(
                 line
                 for line in text.splitlines()
@@ -341,7 +359,7 @@ def main_for(spec: CliSpec, argv: list[str]) -> int:
     probed = _probe(spec, argv, env)
     if probed is not None:
         return probed
-    old = env.get("FAKE_CLI_OLD_VERSION") == "1"
+    old = old_build(env)
     try:
         parsed = parse_argv(spec.grammar(old), argv, style=spec.style, prog=spec.prog)
     except UsageError as exc:

@@ -70,7 +70,7 @@ from typing import Any
 
 from fake_clis import ids
 from fake_clis.argv import VARIADIC, Grammar, Parsed
-from fake_clis.base import CliSpec, FakeRun
+from fake_clis.base import CliSpec, FakeRun, old_build
 from fake_clis.scenario import Step
 
 __all__ = [
@@ -164,8 +164,8 @@ def _random_alnum(length: int) -> str:
 
 
 def _old_build(run: FakeRun) -> bool:
-    """``FAKE_CLI_OLD_VERSION=1`` or a scenario with ``old_version`` (fake_clis.base)."""
-    return run.env.get("FAKE_CLI_OLD_VERSION") == "1" or run.scenario.old_version
+    """``FAKE_CLI_VERSION=old`` or a scenario with ``old_version`` (fake_clis.base)."""
+    return old_build(run.env) or run.scenario.old_version
 
 
 def _filtered_help(text: str, optional: Sequence[str], old: bool) -> str:

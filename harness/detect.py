@@ -11,6 +11,13 @@ Per def (seed 000 §2, seed 002 §5.4, ref §5.1):
    (DETECT-MODELS-001) and the declared auth probe (DETECT-AUTH-001)
    (DETECT-CONCURRENT-001).
 
+The help probe's findings are what ``build_args`` reads (seed 002 §5.5: the
+capabilities map). They are kept per executable stamp (launch path, size, mtime)
+in :data:`CAPABILITY_CACHE`: detection fills it, and a run reads it through
+:func:`capabilities_for_run`, probing once when its executable was never probed or
+has changed since (FIDELITY-CAPS-001). A replaced binary has another stamp, so an
+upgrade or downgrade is probed again.
+
 All defs are probed concurrently (DETECT-PARALLEL-001), each fault-isolated
 (DETECT-ISOLATION-001); :func:`detect_stream` yields in completion order
 (DETECT-ORDER-001), :func:`detect_all` returns registry order (DETECT-ORDER-002).
@@ -23,6 +30,8 @@ import enum
 import os
 import re
 import sys
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -40,22 +49,27 @@ from harness.streams.base import js_trim
 
 __all__ = [
     "AUTH_PROBE_TIMEOUT_MS",
+    "CAPABILITY_CACHE",
     "COMPATIBILITY_PROBE_TIMEOUT_MS",
     "HELP_PROBE_TIMEOUT_MS",
     "MODELS_PROBE_TIMEOUT_MS",
     "VERSION_PROBE_TIMEOUT_MS",
     "AuthStatus",
+    "CapabilityCache",
     "DetectionResult",
     "Diagnostic",
     "DiagnosticCode",
+    "ExecutableStamp",
     "ProbeRunner",
     "VersionProbeOutcome",
+    "capabilities_for_run",
     "classify_auth",
     "classify_version_probe",
     "detect_agent",
     "detect_all",
     "detect_all_sync",
     "detect_stream",
+    "executable_stamp",
     "is_tested_version",
     "probe_agent",
 ]
@@ -314,17 +328,99 @@ def _live_models(parsed: Sequence[ModelOption]) -> tuple[ModelOption, ...]:
     return (default, *rest)
 
 
+@dataclass(frozen=True)
+class ExecutableStamp:
+    """Which executable answered a probe: its path, size and modification time.
+
+    An upgrade or a downgrade replaces the file, so its size or mtime changes and the
+    stamp with it; the findings of the old file are not used for the new one.
+    """
+
+    path: str
+    size: int
+    mtime_ns: int
+
+
+def executable_stamp(path: str) -> ExecutableStamp | None:
+    """The stamp of ``path`` (links followed), or ``None`` when it cannot be read."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return ExecutableStamp(os.path.abspath(path), info.st_size, info.st_mtime_ns)
+
+
+#: (stamp, help argv, the def's flag -> key pairs): what one help probe answers.
+_CapabilityKey = tuple[ExecutableStamp, tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+def _capability_key(defn: AgentDef, stamp: ExecutableStamp) -> _CapabilityKey:
+    return (stamp, tuple(defn.help_args or ()), tuple(sorted(defn.capability_flags.items())))
+
+
+class CapabilityCache:
+    """Help-probe findings per executable stamp (seed 002 §5.5: the capabilities map).
+
+    Thread-safe and bounded (the oldest entry goes first). Only answers the executable
+    really gave are kept: a probe that could not start, timed out or overflowed may
+    answer otherwise next time, so it is not remembered.
+    """
+
+    def __init__(self, max_entries: int = 256) -> None:
+        self._max = max(1, max_entries)
+        self._entries: OrderedDict[_CapabilityKey, dict[str, bool]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: _CapabilityKey) -> dict[str, bool] | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None:
+                return None
+            self._entries.move_to_end(key)
+            return dict(found)
+
+    def put(self, key: _CapabilityKey, caps: Mapping[str, bool]) -> None:
+        with self._lock:
+            self._entries[key] = dict(caps)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._max:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+
+#: The process-wide findings: detection writes them, runs read them (FIDELITY-CAPS-001).
+CAPABILITY_CACHE = CapabilityCache()
+
+
+def _answered(result: ProbeResult) -> bool:
+    """The executable itself answered (exited, by itself): a finding worth keeping."""
+    return result.os_error is None and not result.timed_out and not result.output_overflow
+
+
 async def _probe_capabilities(
-    defn: AgentDef, argv0: str, env: Mapping[str, str], runner: ProbeRunner
+    defn: AgentDef,
+    argv0: str,
+    env: Mapping[str, str],
+    runner: ProbeRunner,
+    cache: CapabilityCache | None = None,
 ) -> tuple[dict[str, bool], list[Diagnostic]]:
     """seed 002 §5.5 (DETECT-CAPS-001): substring match of each flag in help stdout.
 
     Only when the def declares ``help_args`` and ``capability_flags``. A failed help
     probe gives ``{}``: every optional flag off, the safe baseline for ``build_args``.
-    Several flags naming one key are aliases: the key is on when any is found.
+    Several flags naming one key are aliases: the key is on when any is found. With
+    ``cache``, what the executable answered is stored under its stamp.
     """
     if defn.help_args is None or not defn.capability_flags:
         return {}, []
+    stamp = executable_stamp(argv0) if cache is not None else None
     result = await runner(
         [argv0, *defn.help_args],
         env=env,
@@ -332,6 +428,8 @@ async def _probe_capabilities(
         max_output_bytes=_HELP_MAX_BYTES,
     )
     if not result.ok:
+        if cache is not None and stamp is not None and _answered(result):
+            cache.put(_capability_key(defn, stamp), {})
         return {}, [
             Diagnostic(
                 DiagnosticCode.HELP_PROBE_FAILED,
@@ -342,7 +440,35 @@ async def _probe_capabilities(
     caps: dict[str, bool] = {}
     for flag, key in defn.capability_flags.items():
         caps[key] = caps.get(key, False) or flag in result.stdout
+    if cache is not None and stamp is not None and stamp == executable_stamp(argv0):
+        cache.put(_capability_key(defn, stamp), caps)
     return caps, []
+
+
+async def capabilities_for_run(
+    defn: AgentDef,
+    launch_path: str,
+    env: Mapping[str, str],
+    *,
+    runner: ProbeRunner = run_probe,
+    cache: CapabilityCache = CAPABILITY_CACHE,
+) -> tuple[dict[str, bool], list[Diagnostic]]:
+    """The capabilities a run of ``launch_path`` passes to ``build_args`` (FIDELITY-CAPS-001).
+
+    seed 002 §5.5: ``build_args`` reads the help probe's findings. They come from
+    ``cache`` when this executable (same stamp) was probed before, by detection or an
+    earlier run; otherwise the help probe runs now, exactly as detection runs it
+    (``launch_path`` and the launch env), and its answer is kept. A def without a help
+    probe gets ``{}``.
+    """
+    if defn.help_args is None or not defn.capability_flags:
+        return {}, []
+    stamp = executable_stamp(launch_path)
+    if stamp is not None:
+        found = cache.get(_capability_key(defn, stamp))
+        if found is not None:
+            return found, []
+    return await _probe_capabilities(defn, launch_path, env, runner, cache)
 
 
 async def _probe_models(
@@ -533,7 +659,11 @@ async def probe_agent(
 
     # ---- seed 002 §5.4 (DETECT-CONCURRENT-001): help, models and auth concurrently.
     (caps, cap_diags), (models, source, model_diags), auth = await asyncio.gather(
-        _probe_capabilities(defn, launch_path, probe_env, runner),
+        # Only the real executor's answers are the executable's own (a stand-in runner
+        # never fills the process-wide findings).
+        _probe_capabilities(
+            defn, launch_path, probe_env, runner, CAPABILITY_CACHE if runner is run_probe else None
+        ),
         _probe_models(defn, launch_path, probe_env, runner),
         _probe_auth(defn, launch_path, probe_env, runner),
     )

@@ -89,7 +89,7 @@ from harness.protocols.base import (
 from harness.redact import Redactor, StderrTail
 from harness.runner.pipes import PipeQueue, errno_name
 from harness.runner.plain import write_held_artifacts
-from harness.runner.prepare import Prepared, Refusal, prepare
+from harness.runner.prepare import Prepared, Refusal, prepare_async
 from harness.runner.proctree import OwnedTree, spawn_kwargs
 from harness.runner.sessions import SessionPlan
 from harness.runner.snapshot import changed_paths, snapshot_jsonl, snapshot_tree
@@ -450,7 +450,7 @@ class _Run:
     async def execute(self) -> RunResult:
         prepared: Prepared | Refusal | None = None
         with contextlib.ExitStack() as stack:
-            prepared = prepare(
+            prepared = await prepare_async(
                 self.req,
                 cwd=self.cwd,
                 base_env=self.base_env,

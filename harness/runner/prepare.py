@@ -7,6 +7,10 @@ prompt budget (seed 002 §6.3, RUN-BUDGET-001); for two-way formats the session 
 ``start`` (a request the session refuses never spawns); the cwd snapshot
 (RUN-FILES-001). Any step that fails gives a :class:`Refusal` and nothing is spawned.
 
+``build_args`` reads the capabilities of the executable the run spawns (seed 002 §5.5,
+FIDELITY-CAPS-001): :func:`prepare_async` asks :func:`harness.detect.capabilities_for_run`
+(the help probe, kept per executable stamp) unless the request brings its own.
+
 The adapter layer runs right after the cwd check (:func:`_adapter_layer`):
 
 * **Run tool bundle** (seed 002 §8.4): validated against the def's strategy (a refusal
@@ -35,6 +39,7 @@ from typing import Any
 
 from harness.defs.transport import select_transport
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
+from harness.detect import ProbeRunner, capabilities_for_run
 from harness.errors import HarnessError, PromptTooLargeError
 from harness.guards.budget import check_prompt_budget
 from harness.guards.command_line import check_windows_command_line
@@ -49,6 +54,7 @@ from harness.mcp.bundles import (
 from harness.mcp.inject import InjectionPlan, is_managed_project_cwd, plan_injection
 from harness.prompt import prepare_prompt_file
 from harness.protocols.base import Actions, LocalProtocolError
+from harness.run import run_probe
 from harness.runner.sessions import SessionPlan, plan_session
 from harness.runner.snapshot import TreeSnapshot, snapshot_jsonl, snapshot_tree
 from harness.runner.types import RunErrorCode, RunRequest
@@ -63,7 +69,15 @@ from harness.skills import (
 )
 from harness.streams import TWO_WAY_FORMATS, StreamParser, UnknownStreamFormatError, create_parser
 
-__all__ = ["SKILL_PROMPT_SEPARATOR", "AdapterLayer", "Prepared", "Refusal", "prepare"]
+__all__ = [
+    "SKILL_PROMPT_SEPARATOR",
+    "AdapterLayer",
+    "Prepared",
+    "Refusal",
+    "prepare",
+    "prepare_async",
+    "probed_capabilities",
+]
 
 #: Between the composed skill blocks and the user's prompt (seed 000 §4 step 2).
 SKILL_PROMPT_SEPARATOR = "\n\n---\n\n"
@@ -145,6 +159,74 @@ def _resolve(
     return resolve_executable(defn, platform=platform, env=env, fs=RealFileSystem(), home=home)
 
 
+async def probed_capabilities(
+    req: RunRequest,
+    *,
+    base_env: Mapping[str, str],
+    home: str,
+    platform: str,
+    runner: ProbeRunner = run_probe,
+) -> dict[str, bool] | None:
+    """What the help probe found for the executable ``req`` will spawn (seed 002 §5.5).
+
+    ``None`` when the request brings its own capabilities, runs a user-given command
+    (no ``build_args``), or its def, transport or executable cannot be resolved (then
+    :func:`prepare` gives the refusal). The probe runs on the launch path with the
+    launch env, exactly as detection's (DETECT-LAUNCHPATH-001); its answer is kept per
+    executable stamp, so one executable is probed once (FIDELITY-CAPS-001).
+    """
+    if req.capabilities is not None or req.argv_override is not None:
+        return None
+    try:
+        defn = select_transport(req.defn, base_env, req.transport)
+    except HarnessError:
+        return None
+    if defn.help_args is None or not defn.capability_flags:
+        return {}
+    resolution = _resolve(defn, req, base_env, platform, home)
+    if resolution.launch_path is None:
+        return None
+    env = launch_env(
+        base_env,
+        resolution,
+        platform=platform,
+        interpreter_dir=os.path.dirname(sys.executable),
+        home=home,
+        defn=defn,
+    )
+    caps, _ = await capabilities_for_run(defn, resolution.launch_path, env, runner=runner)
+    return caps
+
+
+async def prepare_async(
+    req: RunRequest,
+    *,
+    cwd: str,
+    base_env: Mapping[str, str],
+    home: str,
+    platform: str,
+    stack: contextlib.ExitStack,
+    now_ms: Callable[[], float],
+    runner: ProbeRunner = run_probe,
+) -> Prepared | Refusal:
+    """:func:`prepare` with the request's capabilities taken from the help probe when it
+    brings none (:func:`probed_capabilities`)."""
+    caps = await probed_capabilities(
+        req, base_env=base_env, home=home, platform=platform, runner=runner
+    )
+    if caps is not None:
+        req = dataclasses.replace(req, capabilities=caps)
+    return prepare(
+        req,
+        cwd=cwd,
+        base_env=base_env,
+        home=home,
+        platform=platform,
+        stack=stack,
+        now_ms=now_ms,
+    )
+
+
 def prepare(
     req: RunRequest,
     *,
@@ -215,7 +297,7 @@ def prepare(
         reasoning=req.reasoning,
         service_tier=req.service_tier,
         permission_mode=req.permission_mode,
-        capabilities=dict(req.capabilities),
+        capabilities=dict(req.capabilities or {}),
     )
     try:
         args = list(

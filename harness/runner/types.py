@@ -90,7 +90,9 @@ class RunRequest:
     reasoning: str | None = None
     service_tier: str | None = None
     permission_mode: str | None = None
-    capabilities: Mapping[str, bool] = field(default_factory=dict)
+    #: The help probe's findings for ``build_args`` (seed 002 §5.5). ``None``: the runner
+    #: takes them from the probe of the executable it spawns (FIDELITY-CAPS-001).
+    capabilities: Mapping[str, bool] | None = None
     resume_session_id: str | None = None
     new_session_id: str | None = None
     extra_dirs: Sequence[str] = ()

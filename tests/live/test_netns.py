@@ -311,9 +311,10 @@ def test_run_live_seals_the_version_probe_and_every_turn(tmp_path: Path) -> None
     try:
         assert run.result.succeeded, run.result.error
         assert run.net is not None
-        assert run.net.launches == 2  # the version probe and the one turn
+        # the version probe, the help probe the runner asks for capabilities, and the turn
+        assert run.net.launches == 3
         labels = sorted(p.name.split("-")[0] for p in (run.dirs.root / "net").glob("*.start"))
-        assert labels == ["run", "version"]
+        assert labels == ["run", "run", "version"]  # the help probe goes through the run's launcher
         assert run.net.attempts == []
         assert run.wall_s > 0
     finally:
