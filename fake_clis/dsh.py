@@ -199,8 +199,11 @@ def _profile(run: FakeRun, name: str) -> tuple[str, str]:
     if marker.is_file():
         try:
             data = json.loads(marker.read_text(encoding="utf-8"))
-            version = str(data["dshPlugin"]["version"])
-        except (OSError, ValueError, KeyError, TypeError):
+            plugin = data.get("dshPlugin")
+            version = (
+                str(plugin["version"]) if plugin is not None else _bundle_version(marker, data)
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             raise _Exit(f"error: profile {name!r} is damaged: {marker} is not readable") from None
         return "installed", version
     if name != PROFILE:
@@ -210,6 +213,16 @@ def _profile(run: FakeRun, name: str) -> tuple[str, str]:
         raise _Exit(f"fake dsh: FAKE_DSH_PROFILE must be one of {', '.join(_STATES)}", 2)
     version = INCOMPATIBLE_PLUGIN_VERSION if state == "incompatible" else PLUGIN_VERSION
     return state, version
+
+
+def _bundle_version(marker: Path, data: dict[str, Any]) -> str:
+    """The bundle version of a profile laid out as the real ``dsh plugin add`` leaves it:
+    ``dsh.profile.bundles`` names the package and its ``package.json`` sits under the
+    profile's ``node_modules`` (the version the real bundle reports in its frames)."""
+    if PACKAGE not in data["dsh"]["profile"]["bundles"]:
+        raise KeyError(PACKAGE)
+    installed = marker.parent / "node_modules" / PACKAGE / "package.json"
+    return str(json.loads(installed.read_text(encoding="utf-8"))["version"])
 
 
 def _identity(kind: str, state: str, plugin_version: str) -> dict[str, Any]:

@@ -10,14 +10,17 @@ CLI (LIVE-ISOLATION-001).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import sys
+import tarfile
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from importlib import resources
+from pathlib import Path, PurePosixPath
 
 from harness.live.recipes import Recipe, TransportSpec, fill, fill_json
 
@@ -27,6 +30,7 @@ __all__ = [
     "build_env",
     "make_dirs",
     "placeholder_values",
+    "unpack_npm_pack",
     "write_home_files",
 ]
 
@@ -85,6 +89,9 @@ def write_home_files(recipe: Recipe, dirs: LiveDirs, values: Mapping[str, str]) 
             raise ValueError(f"{recipe.path}: files[{i}].path escapes HOME: {spec.path!r}")
         target.parent.mkdir(parents=True, exist_ok=True)
         where = f"{recipe.path}: files[{i}]"
+        if spec.npm_pack is not None:
+            written.extend(unpack_npm_pack(spec.npm_pack, target, where=where))
+            continue
         if spec.is_json:
             text = json.dumps(fill_json(spec.json_value, values, where=where), indent=2) + "\n"
         else:
@@ -93,6 +100,45 @@ def write_home_files(recipe: Recipe, dirs: LiveDirs, values: Mapping[str, str]) 
         if spec.mode is not None and sys.platform != "win32":
             target.chmod(spec.mode)
         written.append(target)
+    return written
+
+
+def unpack_npm_pack(resource: str, target: Path, *, where: str) -> list[Path]:
+    """Unpack the ``package/`` entries of the npm-pack tarball ``resource``
+    (``<python package>/<file>.tgz``, shipped with the harness) under ``target``.
+
+    Only regular files under ``package/`` are accepted, with no ``..`` and no absolute name;
+    anything else is a :class:`ValueError` naming the recipe entry and the member.
+    """
+    module, _, name = resource.partition("/")
+    try:
+        data = resources.files(module).joinpath(name).read_bytes()
+    except (ModuleNotFoundError, OSError) as exc:
+        raise ValueError(f"{where}.npm_pack: cannot read {resource!r} ({exc})") from None
+    written: list[Path] = []
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+            for member in archive.getmembers():
+                rel = PurePosixPath(member.name)
+                if (
+                    not member.isfile()
+                    or rel.is_absolute()
+                    or ".." in rel.parts
+                    or rel.parts[:1] != ("package",)
+                    or len(rel.parts) < 2
+                ):
+                    raise ValueError(
+                        f"{where}.npm_pack: {resource!r} holds {member.name!r}, "
+                        "not a regular file under package/"
+                    )
+                handle = archive.extractfile(member)
+                assert handle is not None  # a regular file always has a reader
+                out = target.joinpath(*rel.parts[1:])
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_bytes(handle.read())
+                written.append(out)
+    except (tarfile.TarError, EOFError) as exc:
+        raise ValueError(f"{where}.npm_pack: {resource!r} is not a gzipped tar ({exc})") from None
     return written
 
 

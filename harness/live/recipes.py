@@ -122,6 +122,9 @@ class FileSpec:
     json_value: Any = None
     is_json: bool = False
     mode: int | None = None
+    #: ``<python package>/<file>.tgz``: an npm-pack tarball shipped with the harness, unpacked
+    #: under ``path`` (a directory) instead of writing a file.
+    npm_pack: str | None = None
 
 
 @dataclass(frozen=True)
@@ -327,7 +330,9 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
             raise RecipeError(path, f"files[{i}].path", f"{rel!r} is listed twice")
         seen_paths.add(norm)
         mode = int(str(f["mode"]), 8) if "mode" in f else None
-        if "json" in f:
+        if "npm_pack" in f:
+            files.append(FileSpec(norm, None, None, False, mode, npm_pack=str(f["npm_pack"])))
+        elif "json" in f:
             files.append(FileSpec(norm, None, f["json"], True, mode))
         else:
             files.append(FileSpec(norm, str(f["content"]), None, False, mode))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -159,9 +160,9 @@ def test_not_installed_and_no_recipe_are_skipped_with_the_reason(tmp_path: Path)
         "not installed" in found[0][2].reason
         and "harness live install claude" in found[0][2].reason
     )
-    no_recipe = next(
-        d for d in BUILTIN_REGISTRY.values() if not (RECIPE_DIR / f"{d.id}.json").exists()
-    )
+    # every built-in def has a recipe (a run or a skip with evidence); a user's own def has none
+    assert all((RECIPE_DIR / f"{d.id}.json").exists() for d in BUILTIN_REGISTRY.values())
+    no_recipe = dataclasses.replace(get_agent_def("claude"), id="my-claude")
     found = real_findings(no_recipe)
     assert all(f.status.value == "skipped" and "no live recipe" in f.reason for _r, _s, f in found)
 

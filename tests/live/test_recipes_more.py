@@ -36,7 +36,7 @@ from harness.modelserver.app import resolve_route
 
 #: Recipes that run their real CLI offline here (verified by hand, see each ``source``).
 LIVE = ("opencode", "byok-opencode", "gemini", "qwen", "copilot", "kimi", "kilo", "vibe",
-        "hermes", "aider", "codebuddy", "reasonix")
+        "hermes", "aider", "codebuddy", "reasonix", "deepseek-harness")
 #: ACP agents among them (issue 7 item 5: "at least two ACP agents").
 ACP = ("kimi", "kilo", "vibe", "hermes", "reasonix")
 #: Defs with a public CLI that cannot run offline here: skip recipes with the reason.
@@ -50,7 +50,10 @@ REQUIRED_SCENARIOS = {"text", "happy", "shell", "api_error"}
 #: 0.86.2 prints the error as text and exits 0.
 API_ERROR_OUTCOME = {"kimi": "succeeded", "hermes": "succeeded", "aider": "succeeded"}
 #: A CLI bundled in a package of another version: the CLI's own ``--version``.
-BUNDLED_CLI_VERSION = {"codebuddy": "2.163.0"}  # PyPI codebuddy-agent-sdk 0.3.274
+BUNDLED_CLI_VERSION = {
+    "codebuddy": "2.163.0",  # PyPI codebuddy-agent-sdk 0.3.274
+    "deepseek-harness": "0.2.1-rc.2",  # PyPI deepseek-harness-runtime-bin 0.2.1rc2
+}
 #: The provider a recipe names -> the route kinds its requests must have.
 PROVIDER_ROUTES = {
     "openai-chat": "/v1/chat/completions",
@@ -85,8 +88,9 @@ def test_recipe_is_valid_for_its_def(agent: str) -> None:
 def test_a_live_recipe_is_pinned_redirected_and_keyless(agent: str) -> None:
     recipe = load_recipe(RECIPE_DIR / f"{agent}.json")
     assert recipe.package is not None and recipe.provider is not None
-    # a pinned, exact version: no range, no tag
-    assert re.fullmatch(r"\d+(\.\d+)+", recipe.package.version), recipe.package.version
+    # a pinned, exact version: no range, no tag (a PyPI pre-release such as 0.2.1rc2 is exact)
+    assert re.fullmatch(r"\d+(\.\d+)+(?:(?:a|b|rc)\d+)?", recipe.package.version), (
+        recipe.package.version)
     text = _raw(agent)
     assert "{base_url}" in text, "the model API must be redirected through {base_url}"
     assert not _LITERAL_PORT.search(text), "a literal loopback port would not match the server"
@@ -116,11 +120,9 @@ def test_every_def_with_a_public_cli_has_a_recipe() -> None:
     mine = {*LIVE, *SKIPS}
     missing = [a for a in mine if recipe_for(a) is None]
     assert not missing
-    # every def this project ships is either covered here, by the first batch, or named
-    # in the report as still open (deepseek-harness: PyPI deepseek-harness-cli, not tried)
+    # every def this project ships is either covered here or by the first batch
     first_batch = {"claude", "codex", "pi", "qoder"}
-    still_open = {"deepseek-harness"}
-    assert set(BUILTIN_REGISTRY) <= mine | first_batch | still_open
+    assert set(BUILTIN_REGISTRY) <= mine | first_batch
 
 
 @pytest.mark.rule("LIVE-RECIPE-001")
