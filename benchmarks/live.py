@@ -10,7 +10,7 @@ the pauses the scenario scripts. It is what the server costs a CLI, without the 
 connection handling or a benchmark client's. ``server_cpu_ms`` is the CPU time the
 server's thread spent on each request: on a busy 2-core machine the wall figure also holds
 the waits for a CPU while the CLI itself computes.
-Target (issue 7): <= 5 ms at p95 over all requests. ``benchmarks/modelserver.py``
+Target: <= 5 ms at p95 over all requests. ``benchmarks/modelserver.py``
 measures the same thing with synthetic requests against a same-process baseline.
 
 A CLI that is not installed (``harness live install ID``) is reported as skipped. Prints

@@ -1,4 +1,4 @@
-"""Latency the scripted model server adds per request (issue 7, "Done means").
+"""Latency the scripted model server adds per request.
 
 For each API (Anthropic Messages, OpenAI Responses, Chat Completions, Gemini) a
 client on one keep-alive loopback connection sends the same request body over and

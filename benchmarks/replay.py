@@ -6,7 +6,7 @@
    as a ratio to the recorded figure (design principle 4: the cost per byte stays flat
    when input arrives one byte at a time).
 2. ``python -m harness conform`` over all built-in defs, timed once through a subprocess,
-   next to the target (<= 60 s on 2 cores; issue 6 "Done means"). When
+   next to the target (<= 60 s on 2 cores). When
    ``harness conform --help`` fails the command is reported "not available".
 
 Run: ``python benchmarks/replay.py [--repeat N] [--skip-conform]``. Figures only, no

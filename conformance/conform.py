@@ -1,6 +1,6 @@
 """``harness conform``: judge defs rule by rule against their fakes (and, asked, real CLIs).
 
-Two halves (design §Conformance model; issue 6 item 7):
+Two halves (design §Conformance model):
 
 * **Planning is pure.** :func:`plan_conform` takes the defs, the registered checks, the
   rule catalog, the scenarios and the options, and says what will run: per def its

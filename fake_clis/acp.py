@@ -17,7 +17,7 @@ What the fakes do, and where it is written down:
   the others a ``models{currentModelId, availableModels}`` block, so both of the engine's
   model paths (``session/set_config_option`` and ``session/set_model``, ref §2.6 step 3) are
   exercised. The params of every ``session/new``/``session/load`` are recorded
-  (``session_new``, ``mcp_servers``; issue 8 checks MCP injection through them).
+  (``session_new``, ``mcp_servers``; the adapter-layer checks judge MCP injection through them).
 * **MCP servers** (ref §2.6 "MCP env format", ref §7): a stdio server's ``env`` is an array of
   ``{name, value}`` for every agent except reasonix (>= 1.0, Go), which takes a ``{KEY: value}``
   map; the wrong shape fails ``session/new`` with ``-32602``. Kimi refuses stdio servers from

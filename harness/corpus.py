@@ -1,6 +1,6 @@
 """The recordings corpus: where it lives, how it is made, and what a test needs to list it.
 
-``recordings/`` (design §Recordings; issue 6 item 4) holds one folder per stream format:
+``recordings/`` (design §Recordings) holds one folder per stream format:
 
 * ``recordings/<stream_format>/<scenario>.jsonl``: a run of the format's fake CLI for
   every fake scenario, made by :func:`regenerate` through the real runner with a

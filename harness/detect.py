@@ -699,7 +699,7 @@ async def detect_agent(
 ) -> DetectionResult:
     """:func:`probe_agent`, fault-isolated (DETECT-ISOLATION-001).
 
-    seed 002 §5.4 (``safeProbe``, issue #2297): one def's probe raising must not
+    seed 002 §5.4 (``safeProbe``, upstream issue #2297): one def's probe raising must not
     empty the list; it becomes that def's unavailable result with a diagnostic.
     """
     try:

@@ -186,7 +186,7 @@ def _check_entry(job: _CopyJob, path: str, rel: str) -> str:
     """
     real = os.path.realpath(path)
     if not _within(real, job.root_real):
-        # Security (issue 8 "a skill copy never follows a link out of its source"):
+        # Security ("a skill copy never follows a link out of its source"):
         # dereferencing such a link would copy files the skill does not own.
         raise SkillLinkError(
             rel, real, "points outside the skill source; refusing to follow", rule="SKILL-LINK-001"

@@ -1,6 +1,6 @@
 """Def-level checks of the adapter layer: the def's fake run through the runner.
 
-The adapter layer is what the engine does around each run (issue 8): external MCP injection
+The adapter layer is what the engine does around each run: external MCP injection
 by the def's strategy (seed 002 §8.1), run tool bundles (seed 002 §8.4), skill staging
 (seed 000 §4) and native-session bookkeeping (seed 000 §8, seed 001 §7). These checks run the
 def's fake CLI (``fake_clis``, a real process) through :func:`harness.runner.run_agent_async`

@@ -1,6 +1,6 @@
 """The HTML report: one self-contained page a person can read at a glance.
 
-CONFORM-REPORT-HTML-001 (design §Conformance model "Reports"; issue 6 item 7):
+CONFORM-REPORT-HTML-001 (design §Conformance model "Reports"):
 
 * a defs × rules matrix (one column per def, one row per rule, grouped by
   area), every cell coloured by its verdict *and* marked with a glyph, a

@@ -1,4 +1,4 @@
-"""Argv rules for the structured-stream runtime definitions (issue 2, items 3-4, part A).
+"""Argv rules for the structured-stream runtime definitions.
 
 Covers ``harness/defs/{shared,claude,codebuddy,amp,codex,cursor_agent,opencode,
 byok_opencode,mimo,copilot,qoder,gemini}.py``. Every rule here is def-level

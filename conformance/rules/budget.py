@@ -1,4 +1,4 @@
-"""Prompt delivery and prompt-budget rules (issue 2, items 8-9).
+"""Prompt delivery and prompt-budget rules.
 
 Covers ``harness/prompt.py``, ``harness/guards/budget.py`` and
 ``harness/guards/windows_cmdline.py``. All rules are def-level (``formats=()``). The

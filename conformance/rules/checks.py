@@ -1,4 +1,4 @@
-"""Rules judged by the executable checks of :mod:`conformance.checks` (issue 6, item 6).
+"""Rules judged by the executable checks of :mod:`conformance.checks`.
 
 Two kinds, as the checks registry calls them:
 

@@ -1,4 +1,4 @@
-"""The ``harness`` command-line interface (issue 2 item 10, issue 3 item 6)."""
+"""The ``harness`` command-line interface."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rules the two-way fake CLIs keep (issue 5): DeepSeek Harness with the ``open-design``
+"""Rules the two-way fake CLIs keep: DeepSeek Harness with the ``open-design``
 profile (``fake_clis/dsh.py``) and ``codex app-server`` (``fake_clis/codex_app_server.py``).
 
 A fake is only useful if it tells the truth about the program it stands in for (design

@@ -1,4 +1,4 @@
-"""Rules the two-way protocol fakes keep (issue 5): the ACP agents (amr, devin, hermes, kimi,
+"""Rules the two-way protocol fakes keep: the ACP agents (amr, devin, hermes, kimi,
 kiro, kilo, reasonix, trae-cli, vibe) and pi / prime-agent (``fake_clis/acp.py``,
 ``fake_clis/pi_rpc.py``).
 

@@ -1,4 +1,4 @@
-"""Rules the stream-format fake CLIs keep (issue 5): claude, codebuddy, amp, copilot, qoder
+"""Rules the stream-format fake CLIs keep: claude, codebuddy, amp, copilot, qoder
 and the plain CLIs (``fake_clis/claude_stream.py``, ``copilot.py``, ``qoder.py``,
 ``plain.py``).
 

@@ -1,4 +1,4 @@
-"""Rules for executable resolution, launch env and detection (issue 2, items 6-7).
+"""Rules for executable resolution, launch env and detection.
 
 Enforced by ``harness/launch.py``, ``harness/detect.py`` and ``harness/run.py``
 (``run_probe``); tested in ``tests/launch/``. All are def-level (``formats=()``).

@@ -1,4 +1,4 @@
-"""Live mode rules: recipes, installs, isolation and the real-vs-fake differential (issue 7)."""
+"""Live mode rules: recipes, installs, isolation and the real-vs-fake differential."""
 
 from __future__ import annotations
 

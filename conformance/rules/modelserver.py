@@ -1,4 +1,4 @@
-"""Rules of the scripted model server for live mode (issue 7 item 1; design §Live mode).
+"""Rules of the scripted model server for live mode (design §Live mode).
 
 Enforced by ``harness/modelserver/`` and proved by ``tests/modelserver/`` against a
 real server on 127.0.0.1 with a real HTTP client. The server is a harness component,
@@ -189,7 +189,7 @@ RULES: tuple[Rule, ...] = (
         "Every finished request has a timing in server.timings: the time the server held it, "
         "the part of that the client took to send its body, and the part the scenario's "
         "pauses took (as slept), so what the server itself "
-        "adds per request is measurable on real CLI runs (benchmarks/live.py; issue 7 target: "
+        "adds per request is measurable on real CLI runs (benchmarks/live.py; target: "
         "<= 5 ms at p95); a request held open by a hang step is marked hung.",
     ),
     # -- a real CLI ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Rules for the runner (issue 5, items 3-6): spawn, prompt, pumps, timeouts, cancel, reap.
+"""Rules for the runner: spawn, prompt, pumps, timeouts, cancel, reap.
 
 Enforced by ``harness/runner/`` (re-exported by ``harness/run.py``), ``harness/redact.py``,
 ``harness/fakes_install.py`` and ``harness/commands/run.py``; tested in ``tests/runner/``.

@@ -1,4 +1,4 @@
-"""Rules for agent selection (issue 8, item 5).
+"""Rules for agent selection.
 
 Enforced by ``harness/selection.py``; tested in ``tests/selection/``. Def-level
 (``formats=()``).

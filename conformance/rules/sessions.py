@@ -1,4 +1,4 @@
-"""Rules for native-session bookkeeping (issue 8, item 4).
+"""Rules for native-session bookkeeping.
 
 Enforced by ``harness/sessions.py``; tested in ``tests/sessions/``. Def-level (``formats=()``):
 the resume style a def declares (``AgentDef.resume_style``) selects which handle is kept.

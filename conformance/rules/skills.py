@@ -1,4 +1,4 @@
-"""Rules for skill staging and composition (issue 8, item 3).
+"""Rules for skill staging and composition.
 
 Enforced by ``harness/skills.py``; tested in ``tests/skills/``. Def-level (``formats=()``):
 seed 000 §4 makes skill delivery shared engine behaviour, the same for every def.

@@ -1,4 +1,4 @@
-"""``harness live``: install pinned real CLIs and run them offline (issue 7 items 2-4).
+"""``harness live``: install pinned real CLIs and run them offline.
 
 * ``harness live recipes`` — validate every recipe, one line each;
 * ``harness live install [ID...]`` — the pinned CLIs into the cache dir (idempotent);

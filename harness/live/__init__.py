@@ -1,4 +1,4 @@
-"""Live mode: real coding-agent CLIs, offline, against the scripted model server (issue 7).
+"""Live mode: real coding-agent CLIs, offline, against the scripted model server.
 
 * :mod:`.recipes` — live recipes as data (``recipes/<agent>.json``, schema
   ``harness/schemas/live-recipe-v1.schema.json``): package + pinned version, env and

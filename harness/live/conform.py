@@ -6,7 +6,7 @@ check the real run's request log (LIVE-REQUESTS-001: it used the recipe's provid
 every request was addressed to 127.0.0.1) and what its sealed launches tried outside
 loopback (LIVE-NET-001, :mod:`harness.live.netns`). No recipe, a ``skip`` recipe or a CLI that is
 not installed gives ``skipped`` findings with the reason, never a silent pass
-(LIVE-SKIP-001; issue 7 item 5).
+(LIVE-SKIP-001).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def real_findings(
     if recipe is None:
         return _skip_all("*", f"no live recipe for {defn.id!r} (harness/live/recipes)")
     if recipe.skip_reason is not None:
-        # issue 7 item 5: never launched; the verdict says why.
+        # never launched; the verdict says why.
         return _skip_all("*", recipe.skip_reason)
     names = recipe.transport_names(defn)
     if transports:

@@ -1,4 +1,4 @@
-"""The differential check: the same scenario on the real CLI and on its fake (issue 7 item 4).
+"""The differential check: the same scenario on the real CLI and on its fake.
 
 Both runs' events are normalized (run-specific paths become ``{cwd}``/``{home}``/``{tmp}``,
 ``{cwd}/x`` becomes ``x``) and compared rule by rule:

@@ -1,6 +1,6 @@
 """The temporary world of one live run: HOME, work dir, TMPDIR, config files, env.
 
-Issue 7 item 2 (and real-clis.md §6 "Notes"): every run gets a fresh HOME with the
+Every run gets a fresh HOME with the
 recipe's files, its own TMPDIR (claude, codex, opencode and gemini leave files in
 ``$TMPDIR``) and ``PWD`` equal to the work dir (opencode takes its project dir from
 ``$PWD``, not from getcwd). The child env is built from a short allow-list of this
@@ -67,7 +67,7 @@ def make_dirs(base: str | os.PathLike[str] | None = None, *, prefix: str = "live
 def placeholder_values(
     recipe: Recipe, dirs: LiveDirs, *, base_url: str, port: int
 ) -> dict[str, str]:
-    """The values of the placeholders (issue 7 item 2) for one run."""
+    """The values of the placeholders for one run."""
     return {
         "base_url": base_url.rstrip("/"),
         "port": str(port),

@@ -1,4 +1,4 @@
-"""``harness live install``: the pinned real CLIs, in a cache dir (issue 7 item 3).
+"""``harness live install``: the pinned real CLIs, in a cache dir.
 
 Layout under the cache dir (default ``<project>/.cache/live``, or
 ``$ADAPTER_HARNESS_CACHE``):

@@ -1,4 +1,4 @@
-"""Live recipes: how to run one real CLI offline, as data (issue 7 item 2).
+"""Live recipes: how to run one real CLI offline, as data.
 
 A recipe is ``harness/live/recipes/<agent>.json``, validated against
 ``harness/schemas/live-recipe-v1.schema.json`` and then by the semantic checks here
@@ -10,7 +10,7 @@ Every problem is a :class:`RecipeError` naming the file and the field
 The engine looks a recipe up by the def's id (:func:`recipe_for`); it never branches on
 an agent id (design §Principles 2, CONTRIBUTING "Definitions are data"). A recipe with
 ``skip`` describes a CLI that cannot run offline: nothing of it is ever launched
-(LIVE-SKIP-001; issue 7 item 5: qoder dials public IP addresses directly).
+(LIVE-SKIP-001).
 
 Placeholders (:data:`PLACEHOLDERS`) are ``{name}`` with a lowercase name; any other
 brace (JSON objects, TOML inline tables) passes through unchanged.
@@ -62,7 +62,7 @@ __all__ = [
 RECIPE_DIR = Path(__file__).resolve().parent / "recipes"
 SCHEMA_NAME = "live-recipe-v1.schema.json"
 RECIPE_FORMAT = "live-recipe-v1"
-#: issue 7 item 2: the placeholders env values, file contents and argv may use.
+#: the placeholders env values, file contents and argv may use.
 PLACEHOLDERS = ("base_url", "port", "home", "fake_key", "model", "cwd", "tmp")
 PROVIDERS = ("anthropic", "openai-responses", "openai-chat", "gemini")
 DEFAULT_FAKE_KEY = "sk-live-fake-key"
@@ -304,7 +304,7 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
     if expect_agent is not None and agent != expect_agent:
         raise RecipeError(path, "agent", f"is {agent!r} but the file is named {expect_agent!r}")
 
-    # Placeholders: only the known names (issue 7 item 2).
+    # Placeholders: only the known names.
     for where, text in _strings(
         {k: raw[k] for k in ("env", "files", "argv", "telemetry", "transports") if k in raw},
         "",

@@ -1,6 +1,6 @@
 """``run_live``: one scenario on a real CLI (or its fake) under a temporary world.
 
-Issue 7 item 3: start :class:`~harness.modelserver.ModelServer` on a free loopback port
+Start :class:`~harness.modelserver.ModelServer` on a free loopback port
 with the scenario, prepare the temporary HOME (:mod:`harness.live.home`), and run the
 CLI through the normal runner (:func:`harness.runner.run_agent`) with the def's own
 ``build_args``. The recipe's extra argv (``argv``, ``telemetry.args``, a transport's
@@ -236,7 +236,7 @@ def run_live(
     if recipe is None:
         raise LiveUnavailable(f"no live recipe for {defn.id!r} (harness/live/recipes)")
     if recipe.skip_reason is not None:
-        # issue 7 item 5: a CLI that cannot run offline is never launched.
+        # a CLI that cannot run offline is never launched.
         raise LiveUnavailable(recipe.skip_reason)
     if isinstance(case, str):
         case = resolve_case(recipe, case)

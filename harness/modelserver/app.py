@@ -224,7 +224,7 @@ def check_loopback(host: str) -> str:
     ``localhost`` binds 127.0.0.1 (one socket, one port, whatever the resolver says).
     """
     # design §Live mode (MODEL-BIND-001): "their model API is pointed at a scripted model
-    # server on 127.0.0.1"; issue 7: no request from a live run leaves 127.0.0.1.
+    # server on 127.0.0.1"; no request from a live run leaves 127.0.0.1.
     if host == "localhost":
         return "127.0.0.1"
     try:
@@ -241,7 +241,7 @@ def check_loopback(host: str) -> str:
 class RequestTiming:
     """How long the server held one request, and how much of that the scenario asked for.
 
-    ``added_ms`` is the latency the server itself adds (issue 7: <= 5 ms at p95): from the
+    ``added_ms`` is the latency the server itself adds (target: <= 5 ms at p95): from the
     handler's start (headers parsed) until the reply is handed over (a stream: its last byte
     written), minus the time the client took to send its body (``upload_ms``: a CLI writes a
     50 KB request in several chunks) and minus the scripted pauses (measured as slept, so

@@ -1,6 +1,6 @@
 """The request log: one JSON line per request, secrets redacted (MODEL-LOG-001/002).
 
-Issue 7 ("Done means"): no request of a live run may leave 127.0.0.1, which a test
+No request of a live run may leave 127.0.0.1, which a test
 proves from this log; the differential check reads which model, tools and roles each
 call carried. Every request, answered or not, becomes a :class:`RequestRecord`::
 

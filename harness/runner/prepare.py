@@ -387,7 +387,7 @@ def _stage(cwd: str, sources: tuple[str, ...]) -> tuple[list[Skill], list[Staged
         try:
             staged.append(stage_skill(cwd, skill))
         except SkillLinkError:
-            # Security (issue 8): never stage, and never compose, a skill whose tree links
+            # Security: never stage, and never compose, a skill whose tree links
             # out of its source; the run is refused (SKILL-LINK-001/002).
             raise
         except SkillStagingError as exc:

@@ -1,4 +1,4 @@
-"""The HTML report in a real browser (issue 6 "Done means"): CONFORM-REPORT-HTML-001,
+"""The HTML report in a real browser: CONFORM-REPORT-HTML-001,
 CONFORM-REPORT-ESCAPE-001.
 
 Headless Chromium renders a report of synthetic outcomes (3 defs × 6 rules holding

@@ -1,4 +1,4 @@
-"""Live recipes beyond claude/codex/pi (issue 7 item 5): opencode, byok-opencode, gemini, qwen,
+"""Live recipes beyond claude/codex/pi: opencode, byok-opencode, gemini, qwen,
 copilot, kimi, kilo, vibe, hermes, aider, codebuddy, reasonix, and the explicit skips of
 every other public CLI.
 
@@ -37,12 +37,12 @@ from harness.modelserver.app import resolve_route
 #: Recipes that run their real CLI offline here (verified by hand, see each ``source``).
 LIVE = ("opencode", "byok-opencode", "gemini", "qwen", "copilot", "kimi", "kilo", "vibe",
         "hermes", "aider", "codebuddy", "reasonix", "deepseek-harness")
-#: ACP agents among them (issue 7 item 5: "at least two ACP agents").
+#: ACP agents among them (at least two ACP agents).
 ACP = ("kimi", "kilo", "vibe", "hermes", "reasonix")
 #: Defs with a public CLI that cannot run offline here: skip recipes with the reason.
 SKIPS = ("amp", "amr", "antigravity", "atomcode", "cursor-agent", "deepseek",
          "devin", "grok-build", "kiro", "mimo", "prime-agent", "trae-cli")
-#: issue 7 item 5: "text, tool-call (file written), shell, error ... scenarios".
+#: "text, tool-call (file written), shell, error ... scenarios".
 REQUIRED_SCENARIOS = {"text", "happy", "shell", "api_error"}
 #: How a real CLI ends the api_error scenario when that is not "failed" (seen live, pinned
 #: by recordings/real/<agent>/api_error.jsonl): kimi 1.51.0 ends the ACP turn with

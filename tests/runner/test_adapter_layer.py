@@ -1,4 +1,4 @@
-"""The runner's adapter layer, end to end through real fake CLIs (issue 8).
+"""The runner's adapter layer, end to end through real fake CLIs.
 
 MCP injection applied before the spawn and restored after it (also on failure, cancel and
 refusal), run tool bundles, skills composed before the budget, secrets kept out of every
@@ -145,7 +145,7 @@ def test_no_mcp_json_outside_the_managed_root(world: FakeWorld) -> None:
 def test_symlinked_cwd_inside_the_root_that_resolves_out_is_refused_before_spawn(
     world: FakeWorld,
 ) -> None:
-    """Security (issue 8): a .mcp.json is never written outside a managed project dir, also
+    """Security: a .mcp.json is never written outside a managed project dir, also
     when the cwd is a link under the root pointing at a user's own repo."""
     root = world.root / "projects"
     root.mkdir()
@@ -371,7 +371,7 @@ def test_skills_are_composed_before_the_budget_check(world: FakeWorld) -> None:
 
 @pytest.mark.rule("SKILL-RUN-002", "SKILL-LINK-001")
 def test_a_skill_linking_out_of_its_source_refuses_the_run(world: FakeWorld) -> None:
-    """Security (issue 8): a skill copy never follows a link out of its source."""
+    """Security: a skill copy never follows a link out of its source."""
     skill = make_skill(world.root, "leaky")
     private = world.root / "private.txt"
     private.write_text("not the skill's", encoding="utf-8")

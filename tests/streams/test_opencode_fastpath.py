@@ -1,6 +1,6 @@
 """The opencode fast paths give exactly the events of the plain, spec-shaped paths.
 
-Issue 3 (parser throughput): the opencode handler builds its events through the
+Parser throughput: the opencode handler builds its events through the
 slot-filling builders of ``harness.streams._jsonev`` instead of the frozen
 dataclass constructors, and decides ``tool_result`` (OPENCODE-ISERROR-001) with
 the cheapest check first. These tests hold both to the plain definitions:
