@@ -619,3 +619,34 @@ def test_a_continued_run_recorded_to_a_stream_says_the_rest_is_not_recorded(
     assert "not recorded" in recording_line(recorder, result)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert "exit" in lines[-1] and sum(1 for line in lines if "format" in line) == 1
+
+
+def _readme_record_example() -> list[str]:
+    """The ``harness record`` command of the README's replay section, as argv words."""
+    import re
+    import shlex
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    joined = re.sub(r"\\\n\s*", "", text)  # the shell's line continuations
+    line = next(x for x in joined.splitlines() if x.startswith("harness record "))
+    return shlex.split(line, comments=True)[2:]  # after "harness record"
+
+
+@pytest.mark.rule("RECORD-CLI-001")
+def test_the_readme_record_example_records_the_write_not_a_permission_request(
+    world: FakeWorld, tmp_path: Path
+) -> None:
+    """The README's example is the def's own argv, so the fake writes the file."""
+    argv = _readme_record_example()
+    command = argv[argv.index("--") + 1 :]
+    shown = _run_cli(world, ["argv", "claude", "--json"])
+    assert command[1:] == json.loads(shown.stdout)["argv"][1:]
+    out = tmp_path / "mine.jsonl"
+    argv[argv.index("--out") + 1] = str(out)
+    project = world.project()
+    done = _run_cli(world, ["record", "--cwd", str(project), *argv])
+    assert done.returncode == 0, done.stderr
+    assert (project / "hello.html").is_file()
+    events = replay_recording(load_recording(out)).events
+    results = [e.to_json() for e in events if e.to_json().get("type") == "tool_result"]
+    assert results and not any(r.get("is_error") for r in results), results
