@@ -44,7 +44,8 @@ def test_agents_json_lists_every_builtin_with_its_contract(
     assert [r["id"] for r in rows] == [d.id for d in BUILTIN_DEFS]
     assert len(rows) == 29
     claude = next(r for r in rows if r["id"] == "claude")
-    assert claude["prompt_delivery"] == "stdin (stream-json)"
+    assert claude["prompt_delivery"] == "stdin"
+    assert claude["prompt_input_format"] == "stream-json"
     assert claude["mcp_injection"] == "claude-mcp-json"
     assert claude["resume_style"] == "specify"
     assert {
@@ -55,6 +56,49 @@ def test_agents_json_lists_every_builtin_with_its_contract(
         "resume_style",
         "mcp_injection",
     } <= set(claude)
+
+
+@pytest.mark.rule("CLI-AGENTS-001", "DEFCHECK-LOAD-001")
+@pytest.mark.parametrize("as_json", [False, True], ids=["table", "json"])
+def test_agents_prints_format_and_parser_a_def_file_loads_back(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, as_json: bool
+) -> None:
+    """Every def's printed stream_format and event_parser, copied into a def file, load."""
+    from conformance.checks.loader import load_def_file
+
+    code, out, _ = run_cli(capsys, "agents", *(["--json"] if as_json else []))
+    assert code == 0
+    if as_json:
+        shown = [(r["id"], r["stream_format"], r["event_parser"]) for r in json.loads(out)]
+    else:
+        lines = out.splitlines()
+        head = lines[0].split()
+        at = {c: head.index(c) for c in ("ID", "STREAM_FORMAT", "EVENT_PARSER")}
+        cells = [line.split() for line in lines[1:-1]]
+        shown = [
+            (
+                c[at["ID"]],
+                c[at["STREAM_FORMAT"]],
+                None if c[at["EVENT_PARSER"]] == "-" else c[at["EVENT_PARSER"]],
+            )
+            for c in cells
+        ]
+    assert ("codex", "json-event-stream", "codex") in shown
+    by_id = {d.id: d for d in BUILTIN_DEFS}
+    body = [
+        "import dataclasses",
+        "from harness.defs.registry import BUILTIN_REGISTRY",
+        "AGENT_DEFS = [",
+    ]
+    for agent, fmt, parser in shown:
+        assert (fmt, parser) == (by_id[agent].stream_format, by_id[agent].event_parser)
+        body.append(
+            f"    dataclasses.replace(BUILTIN_REGISTRY[{agent!r}], id={agent + '-copy'!r}, "
+            f"stream_format={fmt!r}, event_parser={parser!r}),"
+        )
+    path = tmp_path / "copies.py"
+    path.write_text("\n".join([*body, "]", ""]), encoding="utf-8")
+    assert len(load_def_file(path)) == len(BUILTIN_DEFS)
 
 
 @pytest.mark.rule("CLI-AGENTS-001")
