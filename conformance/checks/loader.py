@@ -149,9 +149,16 @@ def _check_enum(where: str, value: object, enum_type: type[enum.Enum]) -> str | 
 def _check_format(where: str, stream_format: object, event_parser: object) -> list[str]:
     known = sorted(set(ONE_WAY_FORMATS) | TWO_WAY_FORMATS)
     if not isinstance(stream_format, str) or stream_format not in known:
-        return [
-            f"{where}.stream_format: unknown format {stream_format!r}; known: {', '.join(known)}"
-        ]
+        problem = f"{where}.stream_format: unknown format {stream_format!r}"
+        text = stream_format if isinstance(stream_format, str) else ""
+        head, _, parser = text.partition("/")
+        if parser and head in known:
+            # The "format/parser" shorthand older `harness agents` printed is two fields.
+            return [
+                f"{problem}: a parser is its own field; write stream_format={head!r}, "
+                f"event_parser={parser!r}"
+            ]
+        return [f"{problem}; known: {', '.join(known)}"]
     if event_parser is not None and not isinstance(event_parser, str):
         return [f"{where}.event_parser: must be a string or None, got {_type_name(event_parser)}"]
     try:

@@ -250,3 +250,16 @@ def test_reserved_ids_and_neighbour_imports(tmp_path: Path) -> None:
     assert [d.headless_flags for d in load_def_file(path)] == [("--yes",)]
     (problem,) = problems_of(path, reserved_ids=["acme", *BUILTIN_REGISTRY])
     assert problem == f"{path}: AGENT_DEF.id: 'acme' is already a built-in id"
+
+
+@pytest.mark.rule("DEFCHECK-LOAD-001")
+def test_a_format_slash_parser_spelling_is_told_to_use_event_parser(tmp_path: Path) -> None:
+    body = HEADER + GOOD.replace(
+        'stream_format="claude-stream-json"', 'stream_format="json-event-stream/codex"'
+    )
+    (problem,) = problems_of(write(tmp_path, "slash.py", body))
+    assert problem == (
+        f"{tmp_path / 'slash.py'}: AGENT_DEF.stream_format: unknown format "
+        "'json-event-stream/codex': a parser is its own field; write "
+        "stream_format='json-event-stream', event_parser='codex'"
+    )
