@@ -85,6 +85,24 @@ class CliSpec:
     optional_steps: frozenset[str] = frozenset()
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (JSON text may hold one as ``\\ud800``) written as
+    its ``\\uXXXX`` escape, as node's ``JSON.stringify`` writes it: a real CLI never prints
+    one raw, and UTF-8 cannot carry it. Only valid inside a JSON string, where they come from."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def utf8_line(line: str) -> bytes:
+    """``line`` as UTF-8 (:func:`escape_lone_surrogates` when it holds a lone surrogate)."""
+    try:
+        return line.encode("utf-8")
+    except UnicodeEncodeError:
+        return escape_lone_surrogates(line).encode("utf-8")
+
+
 @dataclass
 class FakeRun:
     """One invocation of a fake CLI: IO helpers plus the scenario."""
@@ -106,7 +124,7 @@ class FakeRun:
     def out(self, frame: Any) -> None:
         """Write one stdout line: a dict/list as compact JSON, a str verbatim."""
         line = frame if isinstance(frame, str) else json.dumps(frame, ensure_ascii=False)
-        self.stdout.write(line.encode("utf-8") + b"\n")
+        self.stdout.write(utf8_line(line) + b"\n")
         self.stdout.flush()
 
     def out_raw(self, data: bytes) -> None:

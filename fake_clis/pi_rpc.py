@@ -78,7 +78,7 @@ from typing import Any
 from fake_clis import ids
 from fake_clis.acp import AnyFlag
 from fake_clis.argv import Grammar
-from fake_clis.base import CliSpec, FakeRun
+from fake_clis.base import CliSpec, FakeRun, escape_lone_surrogates
 from fake_clis.scenario import Step
 
 __all__ = ["PI_VERSION", "PRIME_VERSION", "SPECS", "PiArgs", "parse_pi_args"]
@@ -344,7 +344,8 @@ def _iso() -> str:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON as pi writes it (its session file too): a lone surrogate escaped."""
+    return escape_lone_surrogates(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _zero_usage() -> dict[str, Any]:
