@@ -6,17 +6,8 @@ with an ``id`` from a per-session integer counter starting at 1); pi answers eac
 no id. pi echoes the id exactly as sent, so responses are matched by id (an integer, never a
 bool or a float).
 
-Phases and what moves them (``state`` maps them onto :class:`SessionState`)::
-
-    NEW --start()--> AWAIT_PARENT (resume: new_session sent)   --response ok--> RUNNING
-    NEW --start()--> RUNNING (prompt sent)
-    RUNNING --agent_end--> FINISHED (completed, or failed when an error was seen)
-    RUNNING --agent_end after a turn that stopped with "error"--> SETTLING (retry window)
-    SETTLING --auto_retry_start / compaction_start--> CONTINUING --agent_start--> RUNNING
-    SETTLING --window over / auto_retry_end{success:false} / compaction_end--> FINISHED (failed)
-    any live phase --cancel()--> CANCELLING --agent_end / abort response--> FINISHED (cancelled)
-    CANCELLING --tick(now >= grace)--> FINISHED (cancelled, Terminate(0))
-    live phase --end_of_output--> FINISHED (failed: "pi exited before agent_end")
+Phases and every legal move between them are one table, :data:`MACHINE` (drawn in
+``docs/design/sessions.md``); :class:`~harness.protocols.core.SessionCore` takes each move.
 
 Decisions (each pinned by a test in ``tests/protocols/test_pi_rpc.py``):
 
@@ -92,16 +83,15 @@ from harness.events import (
 )
 from harness.protocols.base import (
     Actions,
-    CloseStdin,
-    Finished,
     LocalProtocolError,
     RunStatus,
     SessionError,
     SessionRequest,
     SessionState,
     SetDeadline,
-    Terminate,
 )
+from harness.protocols.core import SessionCore
+from harness.protocols.machine import Machine
 from harness.streams.base import js_trim
 from harness.streams.decoder import Line, LineDecoder, OversizeLine, dumps_json, loads_json
 
@@ -156,6 +146,8 @@ _NOT_JSON = object()
 
 class _Phase(enum.Enum):
     NEW = "new"
+    #: ``cancel()`` before ``start()``: the run ended before anything was written.
+    NEVER_STARTED = "never-started"
     AWAIT_PARENT = "await-parent"
     RUNNING = "running"
     SETTLING = "settling"
@@ -164,8 +156,53 @@ class _Phase(enum.Enum):
     FINISHED = "finished"
 
 
+class _Move(enum.Enum):
+    START = "start"
+    START_RESUME = "start-resume"
+    PARENT_LINKED = "parent-linked"
+    #: ``agent_end`` after a turn that stopped with ``"error"`` (PI-END-003).
+    SETTLE = "settle"
+    #: ``auto_retry_start`` / ``compaction_start`` inside the retry window.
+    RETRY = "retry"
+    #: ``agent_start`` of the new attempt.
+    NEW_ATTEMPT = "new-attempt"
+    CANCEL = "cancel"
+    CANCEL_UNSTARTED = "cancel-unstarted"
+    #: ``agent_end`` reached (or the retry window closed): completed unless an error counts.
+    END = "end"
+    #: The abort was acknowledged (abort response, ``agent_end`` or stdout closed).
+    CANCELLED = "cancelled"
+    GRACE_OVER = "grace-over"
+    FAIL = "fail"
+
+
+_LIVE = (_Phase.AWAIT_PARENT, _Phase.RUNNING, _Phase.SETTLING, _Phase.CONTINUING)
+_TURN = (_Phase.RUNNING, _Phase.SETTLING, _Phase.CONTINUING)
+
+#: Every legal move of a pi-rpc run (MACHINE-MOVE-001).
+MACHINE: Machine[_Phase, _Move] = Machine(
+    name="pi-rpc",
+    initial=_Phase.NEW,
+    moves={
+        (_Phase.NEW, _Move.START): _Phase.RUNNING,
+        (_Phase.NEW, _Move.START_RESUME): _Phase.AWAIT_PARENT,
+        (_Phase.NEW, _Move.CANCEL_UNSTARTED): _Phase.NEVER_STARTED,
+        (_Phase.AWAIT_PARENT, _Move.PARENT_LINKED): _Phase.RUNNING,
+        (_Phase.RUNNING, _Move.SETTLE): _Phase.SETTLING,
+        (_Phase.SETTLING, _Move.RETRY): _Phase.CONTINUING,
+        (_Phase.CONTINUING, _Move.NEW_ATTEMPT): _Phase.RUNNING,
+        **{(phase, _Move.CANCEL): _Phase.CANCELLING for phase in _LIVE},
+        **{(phase, _Move.END): _Phase.FINISHED for phase in _TURN},
+        **{(phase, _Move.FAIL): _Phase.FINISHED for phase in _LIVE},
+        (_Phase.CANCELLING, _Move.CANCELLED): _Phase.FINISHED,
+        (_Phase.CANCELLING, _Move.GRACE_OVER): _Phase.FINISHED,
+    },
+    terminal=frozenset({_Phase.NEVER_STARTED, _Phase.FINISHED}),
+)
+
 _STATE = {
     _Phase.NEW: SessionState.NEW,
+    _Phase.NEVER_STARTED: SessionState.FINISHED,
     _Phase.AWAIT_PARENT: SessionState.HANDSHAKE,
     _Phase.RUNNING: SessionState.RUNNING,
     _Phase.SETTLING: SessionState.RUNNING,
@@ -173,6 +210,22 @@ _STATE = {
     _Phase.CANCELLING: SessionState.CANCELLING,
     _Phase.FINISHED: SessionState.FINISHED,
 }
+_COUNTERS = (
+    "lines",
+    "raw_lines",
+    "unknown_events",
+    "oversize_lines",
+    "consumed_events",
+    "responses_ignored",
+    "extension_ui_requests",
+    "extension_ui_replies",
+    "extension_ui_fire_and_forget",
+    "extension_ui_without_id",
+    "parent_session_cancelled",
+    "agent_end_before_prompt",
+    "events_after_cancel",
+    "lines_after_finish",
+)
 
 
 def changed_session_file(
@@ -284,9 +337,13 @@ class PiRpcSession:
         self._grace = graceful_shutdown_ms
         self._retry_window = retry_window_ms
         self._decoder = LineDecoder(max_line_bytes)
-        self._phase = _Phase.NEW
-        self._started = False
-        self._eof = False
+        self._core: SessionCore[_Phase, _Move] = SessionCore(
+            MACHINE,
+            _STATE,
+            _COUNTERS,
+            terminate_after_ms=graceful_shutdown_ms,
+            unstarted=frozenset({_Phase.NEVER_STARTED}),
+        )
         self._next_id = 1
         self._parent_id: int | None = None
         self._prompt_id: int | None = None
@@ -299,31 +356,13 @@ class PiRpcSession:
         #: Error messages with the attempt they belong to (``None``: the whole run).
         self._errors: list[tuple[str, int | None]] = []
         self._attempt = 0
-        self._status: RunStatus | None = None
-        self._error: SessionError | None = None
         self._session_file: str | None = None
-        self._counters: dict[str, int] = {
-            "lines": 0,
-            "raw_lines": 0,
-            "unknown_events": 0,
-            "oversize_lines": 0,
-            "consumed_events": 0,
-            "responses_ignored": 0,
-            "extension_ui_requests": 0,
-            "extension_ui_replies": 0,
-            "extension_ui_fire_and_forget": 0,
-            "extension_ui_without_id": 0,
-            "parent_session_cancelled": 0,
-            "agent_end_before_prompt": 0,
-            "events_after_cancel": 0,
-            "lines_after_finish": 0,
-        }
 
     # -- properties -------------------------------------------------------------
 
     @property
     def state(self) -> SessionState:
-        return _STATE[self._phase]
+        return self._core.state
 
     @property
     def session_id(self) -> str | None:
@@ -332,15 +371,15 @@ class PiRpcSession:
 
     @property
     def counters(self) -> Mapping[str, int]:
-        return dict(self._counters)
+        return self._core.counters
 
     @property
     def status(self) -> RunStatus | None:
-        return self._status
+        return self._core.status
 
     @property
     def error(self) -> SessionError | None:
-        return self._error
+        return self._core.error
 
     def capture_session_file(
         self, before: Mapping[str, tuple[int, float]], after: Mapping[str, tuple[int, float]]
@@ -360,8 +399,7 @@ class PiRpcSession:
 
     def start(self, request: SessionRequest, now_ms: float) -> Actions:
         """Status ``initializing`` now; then ``prompt``, or ``new_session`` first on resume."""
-        if self._phase is not _Phase.NEW:
-            raise LocalProtocolError(f"start() called in state {self.state.value}")
+        self._core.require_new()
         body: dict[str, Any] = {"type": "prompt", "message": request.prompt}
         images: list[dict[str, Any]] = []
         for index, image in enumerate(request.images):
@@ -374,7 +412,6 @@ class PiRpcSession:
             self._prompt_body = _encode(body)
         except (TypeError, ValueError) as exc:
             raise LocalProtocolError(f"prompt command is not JSON-serializable: {exc}") from exc
-        self._started = True
         self._start_ms = now_ms
         actions = Actions()
         # ref §2.7 "On attach: immediately status{label:'initializing', model: model || null}".
@@ -389,15 +426,13 @@ class PiRpcSession:
                     _encode({"type": "new_session", "parentSession": request.resume_session_id}),
                 )
             )
-            self._phase = _Phase.AWAIT_PARENT
+            self._core.move(_Move.START_RESUME)
         else:
-            self._send_prompt(actions)
+            self._send_prompt(actions, _Move.START)
         return actions
 
     def receive(self, data: bytes, now_ms: float) -> Actions:
-        self._require_started("receive")
-        if self._eof:
-            raise LocalProtocolError("receive() called after end_of_output()")
+        self._core.check_receive()
         actions = Actions()
         if data:
             for item in self._decoder.feed(data):
@@ -405,24 +440,23 @@ class PiRpcSession:
         return actions
 
     def end_of_output(self, now_ms: float) -> Actions:
-        self._require_started("end_of_output")
         actions = Actions()
-        if self._eof:
+        if not self._core.close_input():
             return actions
-        self._eof = True
         for item in self._decoder.finish():
             self._on_item(item, now_ms, actions)
-        phase = self._phase
+        phase = self._core.phase
         if phase is _Phase.SETTLING:
             self._finish_run(actions)
         elif phase is _Phase.CANCELLING:
-            self._finish(RunStatus.CANCELLED, actions, self._grace)
-        elif phase is not _Phase.FINISHED:
+            self._core.finish(actions, _Move.CANCELLED, RunStatus.CANCELLED)
+        elif not self._core.ended:
             # Brief + seed 000 §5.10: pi streams events "until agent_end"; stdout closing
             # first is a failed run, whatever was streamed (PI-END-004).
-            self._fail(
+            self._core.fail(
                 actions,
-                "pi exited before agent_end",
+                _Move.FAIL,
+                message="pi exited before agent_end",
                 code="PI_EXITED_BEFORE_AGENT_END",
                 rule="PI-END-004",
             )
@@ -431,66 +465,66 @@ class PiRpcSession:
     def cancel(self, now_ms: float) -> Actions:
         """ref §2.7, §10.1: send ``abort`` once, wait ``graceful_shutdown_ms`` (PI-CANCEL-*)."""
         actions = Actions()
-        if self._phase is _Phase.NEW:
+        if self._core.phase is _Phase.NEW:
             # Nothing was spawned into a conversation yet: just the verdict (PI-CANCEL-003).
-            self._phase = _Phase.FINISHED
-            self._status = RunStatus.CANCELLED
-            actions.controls.append(Finished(RunStatus.CANCELLED))
+            self._core.finish(
+                actions,
+                _Move.CANCEL_UNSTARTED,
+                RunStatus.CANCELLED,
+                close_stdin=False,
+                terminate=False,
+            )
             return actions
-        if self._phase in (_Phase.CANCELLING, _Phase.FINISHED):
-            return actions  # idempotent (PI-CANCEL-003)
+        if not self._core.allows(_Move.CANCEL):
+            return actions  # cancelling or finished: idempotent (PI-CANCEL-003)
         self._abort_id = self._take_id()
-        self._phase = _Phase.CANCELLING
+        self._core.move(_Move.CANCEL)
         self._deadline = now_ms + self._grace
         actions.frames.append(_with_id(self._abort_id, _encode({"type": "abort"})))
         actions.controls.append(SetDeadline(self._deadline, CANCEL_DEADLINE))
         return actions
 
     def tick(self, now_ms: float) -> Actions:
-        self._require_started("tick")
+        self._core.require_started("tick")
         actions = Actions()
         if self._deadline is None or now_ms < self._deadline:
             return actions
-        if self._phase is _Phase.CANCELLING:
+        if self._core.phase is _Phase.CANCELLING:
             # PI-CANCEL-002: no acknowledgement within the grace -> terminate now.
-            self._finish(RunStatus.CANCELLED, actions, 0)
-        elif self._phase is _Phase.SETTLING:
+            self._core.finish(actions, _Move.GRACE_OVER, RunStatus.CANCELLED, terminate_after_ms=0)
+        elif self._core.phase is _Phase.SETTLING:
             self._finish_run(actions)  # PI-END-003: no retry came
         return actions
 
     # -- lines --------------------------------------------------------------------------
-
-    def _require_started(self, call: str) -> None:
-        if not self._started:
-            raise LocalProtocolError(f"{call}() called before start()")
 
     def _take_id(self) -> int:
         rid = self._next_id
         self._next_id += 1
         return rid
 
-    def _send_prompt(self, actions: Actions) -> None:
+    def _send_prompt(self, actions: Actions, move: _Move) -> None:
         self._prompt_id = self._take_id()
         actions.frames.append(_with_id(self._prompt_id, self._prompt_body))
-        self._phase = _Phase.RUNNING
+        self._core.move(move)
 
     def _on_item(self, item: Line | OversizeLine, now_ms: float, actions: Actions) -> None:
         text = js_trim(item.text) if isinstance(item, Line) else item.head
         if isinstance(item, Line) and not text:
             return  # blank lines are not records
-        self._counters["lines"] += 1
-        if self._phase is _Phase.FINISHED:
-            self._counters["lines_after_finish"] += 1  # ref §2.7 "if finished -> ignore"
+        self._core.count("lines")
+        if self._core.ended:
+            self._core.count("lines_after_finish")  # ref §2.7 "if finished -> ignore"
             return
         if isinstance(item, OversizeLine):
-            self._counters["oversize_lines"] += 1
+            self._core.count("oversize_lines")
             if _AGENT_END_HEAD.match(item.head):
                 self._on_agent_end(now_ms, actions)
-            elif self._phase is _Phase.CANCELLING:
-                self._counters["events_after_cancel"] += 1
+            elif self._core.phase is _Phase.CANCELLING:
+                self._core.count("events_after_cancel")
             else:
                 actions.events.append(Raw(line=item.head, truncated_bytes=item.size))
-                self._counters["raw_lines"] += 1
+                self._core.count("raw_lines")
             return
         try:
             value: Any = loads_json(text)
@@ -502,31 +536,31 @@ class PiRpcSession:
             self._on_extension_ui(value, actions)
         elif kind == "response":
             self._on_response(value, actions)
-        elif self._phase is _Phase.CANCELLING:
+        elif self._core.phase is _Phase.CANCELLING:
             if kind == "agent_end":
                 self._on_agent_end(now_ms, actions)
             else:
-                self._counters["events_after_cancel"] += 1
+                self._core.count("events_after_cancel")
         elif not isinstance(kind, str) or not self._on_event(kind, value, text, now_ms, actions):
             # Design principle 3: a line nobody claims is published as raw (PI-FRAME-003).
             if isinstance(kind, str):
-                self._counters["unknown_events"] += 1
-            self._counters["raw_lines"] += 1
+                self._core.count("unknown_events")
+            self._core.count("raw_lines")
             actions.events.append(Raw(line=text))
 
     def _on_extension_ui(self, obj: dict[str, Any], actions: Actions) -> None:
-        self._counters["extension_ui_requests"] += 1
+        self._core.count("extension_ui_requests")
         rid = obj.get("id")
         if rid is None or (isinstance(rid, float) and not math.isfinite(rid)):
             # PI-UI-004: nothing to answer (an id like 1e999 could not be echoed as JSON).
-            self._counters["extension_ui_without_id"] += 1
+            self._core.count("extension_ui_without_id")
             return
         method = obj.get("method")
         if isinstance(method, str) and method in FIRE_AND_FORGET_METHODS:
-            self._counters["extension_ui_fire_and_forget"] += 1  # PI-UI-003: no reply
+            self._core.count("extension_ui_fire_and_forget")  # PI-UI-003: no reply
             return
         reply: dict[str, Any]
-        if self._phase is _Phase.CANCELLING:
+        if self._core.phase is _Phase.CANCELLING:
             reply = {"cancelled": True}  # dismiss, never approve, once the user cancelled
         elif method == "confirm":
             reply = {"confirmed": True}  # PI-UI-001
@@ -549,52 +583,54 @@ class PiRpcSession:
                     reply = {"value": ""}
             else:
                 reply = {"cancelled": True}
-        self._counters["extension_ui_replies"] += 1
+        self._core.count("extension_ui_replies")
         actions.frames.append(_encode({"type": "extension_ui_response", "id": rid, **reply}))
 
     def _on_response(self, obj: dict[str, Any], actions: Actions) -> None:
         rid = obj.get("id")
         rejected = obj.get("success") is False
-        if self._phase is _Phase.AWAIT_PARENT and _same_id(rid, self._parent_id):
+        if self._core.phase is _Phase.AWAIT_PARENT and _same_id(rid, self._parent_id):
             if rejected:
                 # ref §2.7: fatal, code PI_PARENT_SESSION_FAILED; the prompt is never sent
                 # (PI-RESUME-002).
-                self._fail(
+                self._core.fail(
                     actions,
-                    f"parent session rejected: {_peer_error(obj.get('error'))}",
+                    _Move.FAIL,
+                    message=f"parent session rejected: {_peer_error(obj.get('error'))}",
                     code="PI_PARENT_SESSION_FAILED",
                     rule="PI-RESUME-002",
                 )
                 return
             data = obj.get("data")
             if isinstance(data, dict) and data.get("cancelled") is True:
-                self._counters["parent_session_cancelled"] += 1
+                self._core.count("parent_session_cancelled")
                 actions.events.append(
                     Status(
                         label="warning",
                         detail="pi extension cancelled new_session; parent session not linked",
                     )
                 )
-            self._send_prompt(actions)
+            self._send_prompt(actions, _Move.PARENT_LINKED)
             return
         if (
             _same_id(rid, self._prompt_id)
             and rejected
-            and self._phase in (_Phase.RUNNING, _Phase.SETTLING, _Phase.CONTINUING)
+            and self._core.phase in (_Phase.RUNNING, _Phase.SETTLING, _Phase.CONTINUING)
         ):
             # ref §2.7: a prompt response with success:false is fatal (PI-PROMPT-002).
-            self._fail(
+            self._core.fail(
                 actions,
-                f"prompt rejected: {_peer_error(obj.get('error'))}",
+                _Move.FAIL,
+                message=f"prompt rejected: {_peer_error(obj.get('error'))}",
                 code="PI_PROMPT_REJECTED",
                 rule="PI-PROMPT-002",
             )
             return
-        if self._phase is _Phase.CANCELLING and _same_id(rid, self._abort_id):
-            self._finish(RunStatus.CANCELLED, actions, self._grace)  # PI-CANCEL-001
+        if self._core.phase is _Phase.CANCELLING and _same_id(rid, self._abort_id):
+            self._core.finish(actions, _Move.CANCELLED, RunStatus.CANCELLED)  # PI-CANCEL-001
             return
         # seed 000 §5.10 "Gotcha": success:true only means accepted (PI-PROMPT-003).
-        self._counters["responses_ignored"] += 1
+        self._core.count("responses_ignored")
 
     # -- events (ref §2.7 mapPiRpcEvent) ---------------------------------------------------
 
@@ -604,9 +640,9 @@ class PiRpcSession:
         """Map one pi event; ``False`` when the type is not pi's (-> raw)."""
         events = actions.events
         if kind == "agent_start":
-            if self._phase is _Phase.CONTINUING:
+            if self._core.phase is _Phase.CONTINUING:
                 # A new attempt: the failed one's model errors no longer decide (PI-END-003).
-                self._phase = _Phase.RUNNING
+                self._core.move(_Move.NEW_ATTEMPT)
                 self._attempt += 1
                 self._last_stop_reason = None
             events.append(Status(label="working"))
@@ -641,8 +677,8 @@ class PiRpcSession:
             events.append(Status(label="compacting"))
             self._continue_after_agent_end()
         elif kind in _COMPACTION_END:
-            self._counters["consumed_events"] += 1
-            settling = self._phase in (_Phase.SETTLING, _Phase.CONTINUING)
+            self._core.count("consumed_events")
+            settling = self._core.phase in (_Phase.SETTLING, _Phase.CONTINUING)
             if settling and obj.get("willRetry") is not True:
                 self._finish_run(actions)  # overflow recovery gave up: no new attempt comes
         elif kind == "auto_retry_start":
@@ -652,12 +688,12 @@ class PiRpcSession:
             if obj.get("success") is False:
                 message = _text(obj.get("finalError")) or "Auto-retry exhausted"
                 self._error_event(message, line, actions, attempt=None)
-                if self._phase in (_Phase.SETTLING, _Phase.CONTINUING):
+                if self._core.phase in (_Phase.SETTLING, _Phase.CONTINUING):
                     self._finish_run(actions)
             else:
-                self._counters["consumed_events"] += 1
+                self._core.count("consumed_events")
         elif kind in _CONSUMED_EVENTS:
-            self._counters["consumed_events"] += 1
+            self._core.count("consumed_events")
         else:
             return False
         return True
@@ -687,7 +723,7 @@ class PiRpcSession:
             self._error_event(message, line, actions, attempt=self._attempt)
         elif isinstance(kind, str) and kind in _CONSUMED_ASSISTANT_EVENTS:
             # ROBUST-WRONGTYPE-001: a type that is not a string is unclaimed (raw), not a crash.
-            self._counters["consumed_events"] += 1
+            self._core.count("consumed_events")
         else:
             return False
         return True
@@ -695,7 +731,7 @@ class PiRpcSession:
     def _on_turn_end(self, obj: dict[str, Any], line: str, now_ms: float, actions: Actions) -> None:
         message = obj.get("message")
         if not isinstance(message, dict):
-            self._counters["consumed_events"] += 1
+            self._core.count("consumed_events")
             return
         stop = message.get("stopReason")
         self._last_stop_reason = stop if isinstance(stop, str) else None
@@ -738,21 +774,21 @@ class PiRpcSession:
         self._errors.append((message, attempt))
 
     def _continue_after_agent_end(self) -> None:
-        if self._phase is _Phase.SETTLING:
-            self._phase = _Phase.CONTINUING
+        if self._core.phase is _Phase.SETTLING:
+            self._core.move(_Move.RETRY)
             self._deadline = None
 
     def _on_agent_end(self, now_ms: float, actions: Actions) -> None:
-        phase = self._phase
+        phase = self._core.phase
         if phase is _Phase.AWAIT_PARENT:
-            self._counters["agent_end_before_prompt"] += 1  # not the end of our prompt
+            self._core.count("agent_end_before_prompt")  # not the end of our prompt
             return
         if phase is _Phase.CANCELLING:
-            self._finish(RunStatus.CANCELLED, actions, self._grace)  # PI-CANCEL-001
+            self._core.finish(actions, _Move.CANCELLED, RunStatus.CANCELLED)  # PI-CANCEL-001
             return
         if phase is _Phase.RUNNING and self._last_stop_reason == "error" and self._retry_window > 0:
             # PI-END-003: pi decides about a retry right after this agent_end.
-            self._phase = _Phase.SETTLING
+            self._core.move(_Move.SETTLE)
             self._deadline = now_ms + self._retry_window
             actions.controls.append(SetDeadline(self._deadline, RETRY_DEADLINE))
             return
@@ -764,21 +800,12 @@ class PiRpcSession:
         """agent_end reached: completed, or failed when an error still counts (PI-END-001/002)."""
         deciding = [m for m, attempt in self._errors if attempt is None or attempt == self._attempt]
         if deciding:
-            self._fail(
-                actions, f"pi run failed: {deciding[-1]}", code="PI_AGENT_ERROR", rule="PI-END-002"
+            self._core.fail(
+                actions,
+                _Move.FAIL,
+                message=f"pi run failed: {deciding[-1]}",
+                code="PI_AGENT_ERROR",
+                rule="PI-END-002",
             )
         else:
-            self._finish(RunStatus.COMPLETED, actions, self._grace)
-
-    def _finish(self, status: RunStatus, actions: Actions, terminate_after_ms: int) -> None:
-        # seed 000 §5.10: "the daemon closes stdin and SIGTERMs after a grace period".
-        self._phase = _Phase.FINISHED
-        self._status = status
-        self._deadline = None
-        actions.controls.append(CloseStdin())
-        actions.controls.append(Terminate(after_ms=terminate_after_ms))
-        actions.controls.append(Finished(status, self._error))
-
-    def _fail(self, actions: Actions, message: str, *, code: str, rule: str) -> None:
-        self._error = SessionError(code=code, message=message, rule=rule)
-        self._finish(RunStatus.FAILED, actions, self._grace)
+            self._core.finish(actions, _Move.END, RunStatus.COMPLETED)
