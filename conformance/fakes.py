@@ -15,7 +15,7 @@ from pathlib import Path
 from harness.defs.types import AgentDef
 from harness.secrets import SecretMatcher, is_secret_name
 
-__all__ = ["clean_fake_env", "emulator_for", "holds_secret", "speaks"]
+__all__ = ["clean_fake_env", "emulator_for", "fake_for", "holds_secret", "speaks"]
 
 _SHAPES = SecretMatcher()
 
@@ -54,6 +54,16 @@ def emulator_for(
         f"no fake emulator reads stream_format {defn.stream_format!r} with event_parser "
         f"{defn.event_parser!r}"
     )
+
+
+def fake_for(defn: AgentDef) -> tuple[str | None, str]:
+    """:func:`emulator_for` over the built-in defs and every present emulator: the fake
+    ``harness conform``, ``harness run --fake`` and the adapter-layer checks run for
+    ``defn`` (an author's def derived from a built-in gets the built-in's fake)."""
+    from fake_clis.catalog import all_specs
+    from harness.defs.registry import BUILTIN_DEFS
+
+    return emulator_for(defn, BUILTIN_DEFS, all_specs())
 
 
 def clean_fake_env(

@@ -59,7 +59,7 @@ import string
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -470,9 +470,13 @@ def install_fakes(
     python: str | None = None,
     platform: str = sys.platform,
     launchers: Sequence[str] = WINDOWS_LAUNCHERS,
+    played_by: Mapping[str, str] | None = None,
 ) -> InstallReport:
     """Write a shim per binary name of each def that has an emulator (see module docs).
 
+    ``played_by`` maps a def id to the emulated id whose fake plays it (an author's def
+    derived from a built-in, played by the built-in's fake: RUN-FAKES-001); any other def
+    is played by the fake of its own id.
     ``agents`` limits the install to the names those agents own in a full install. On
     ``win32``, ``launchers`` picks the files per name: ``"cmd"``, ``"exe"`` or both (the
     default); elsewhere it is not used. An ``.exe`` that cannot be built (see
@@ -487,7 +491,9 @@ def install_fakes(
             rule=_EXE_RULE,
         )
     wanted = set(agents) if agents is not None else None
-    available = {e.agent_id for e in list_fakes()}
+    played = dict(played_by or {})
+    fakes = {e.agent_id for e in list_fakes()}
+    available = {d.id for d in defs if played.get(d.id, d.id) in fakes}
     chosen = [d for d in defs if wanted is None or d.id in wanted]
     chosen_ids = {d.id for d in chosen}
     report = InstallReport()
@@ -522,9 +528,10 @@ def install_fakes(
         except HarnessError as exc:
             report.skipped.append(f".exe launchers: not written: {exc.message}")
     for name, agent_id in owners.items():
+        fake = played.get(agent_id, agent_id)
         files: list[tuple[Path, bytes, int]] = []
         if not windows or "cmd" in kinds:
-            text = shim_text(agent_id, exe, platform)
+            text = shim_text(fake, exe, platform)
             files.append((root / shim_name(name, platform), text.encode("utf-8"), 0o755))
         if head is not None:
             path = root / f"{name}.exe"
@@ -536,7 +543,7 @@ def install_fakes(
                     f"MAX_PATH ({LAUNCHER_MAX_PATH - 1} characters)"
                 )
             else:
-                files.append((path, head + _launcher_zip(agent_id, _shim_path()), 0o755))
+                files.append((path, head + _launcher_zip(fake, _shim_path()), 0o755))
         for path, data, mode in files:
             try:
                 why = _place(path, data, mode)

@@ -12,8 +12,11 @@ The oracle is written down here, not taken from the engine's plan: the servers t
 see are listed explicitly per run, and the builders of :mod:`harness.mcp.builders` (unit-tested
 against the documented shapes in ``tests/mcp``) say what each strategy's document looks like.
 
-A def without a fake (an adapter author's own id) is ``skipped``: these checks need an
-emulator; the real CLI is judged by live runs. The runs of one def are made once, concurrently
+A def is played by the fake :func:`conformance.fakes.fake_for` picks, the same one
+``harness conform`` runs its scenarios with: an author's def derived from a built-in is
+played by the built-in's fake under the def's own ``bin``. A def no fake speaks for is
+``skipped`` with the reason: these checks need an emulator; the real CLI is judged by live
+runs. The runs of one def are made once, concurrently
 where independent, and shared by its checks (a small cache keyed by the def object).
 """
 
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from conformance.checks import DefSubject, Finding, check, failed, passed, skipped
+from conformance.fakes import fake_for
 from harness.defs.types import AgentDef, McpInjection, ResumeStyle
 from harness.mcp.builders import (
     build_acp_mcp_servers,
@@ -119,12 +123,6 @@ class AdapterObservations:
     problems: list[str] = field(default_factory=list)
 
 
-def _has_fake(defn: AgentDef) -> bool:
-    from harness.fakes_install import list_fakes
-
-    return any(e.agent_id == defn.id for e in list_fakes())
-
-
 _T = TypeVar("_T")
 
 
@@ -154,14 +152,14 @@ def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
 class _Lab:
     """A private PATH with the def's fake, a HOME, a managed projects root and a skill."""
 
-    def __init__(self, root: Path, defn: AgentDef) -> None:
+    def __init__(self, root: Path, defn: AgentDef, emulator: str) -> None:
         from harness.fakes_install import install_fakes
         from harness.launch import path_env_key
 
         self.root = root
         self.defn = defn
         self.bin = root / "bin"
-        install_fakes(self.bin, [defn])
+        install_fakes(self.bin, [defn], played_by={defn.id: emulator})
         self.home = root / "home"
         self.home.mkdir()
         settings = self.home / ".pi" / "agent" / "settings.json"
@@ -321,8 +319,11 @@ def observe_adapter_layer(defn: AgentDef) -> AdapterObservations:
             if cached.defn is defn:
                 return cached
         obs = AdapterObservations(defn)
+        emulator, why = fake_for(defn)
+        if emulator is None:
+            raise ValueError(f"no fake plays {defn.id!r}: {why}")
         with tempfile.TemporaryDirectory(prefix="od-adapter-layer-") as tmp:
-            lab = _Lab(Path(os.path.realpath(tmp)), defn)
+            lab = _Lab(Path(os.path.realpath(tmp)), defn, emulator)
             obs.skill_source = str(lab.skill)
             _run_sync(_observe(lab, obs))
         _CACHE.insert(0, obs)
@@ -351,11 +352,12 @@ def _evidence(
 
 
 def _no_fake(subject: DefSubject) -> Finding | None:
-    if _has_fake(subject.defn):
+    emulator, why = fake_for(subject.defn)
+    if emulator is not None:
         return None
     return skipped(
-        f"no fake CLI emulates {subject.defn.id!r}; the adapter-layer checks run the def's "
-        "fake (judge the real CLI with a live run)"
+        f"{why}; the adapter-layer checks run the def's fake (judge the real CLI with a "
+        "live run)"
     )
 
 

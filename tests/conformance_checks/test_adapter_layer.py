@@ -74,6 +74,34 @@ def test_checks_pass_where_they_apply_and_skip_with_a_reason(
             assert finding.reason.startswith("not applicable: ")
 
 
+@pytest.mark.rule(*ADAPTER_RULES)
+def test_a_def_derived_from_a_builtin_is_judged_like_it_by_the_builtins_fake() -> None:
+    """The README's derived def (own id and bin) keeps every rule claude's fake judges."""
+    derived = dataclasses.replace(
+        BUILTIN_REGISTRY["claude"], id="my-claude", name="My Claude wrapper", bin="my-claude"
+    )
+    mine = evaluate_def(derived, rule_ids=ADAPTER_RULES)
+    theirs = evaluate_def(fresh("claude"), rule_ids=ADAPTER_RULES)
+    assert {r: f.status for r, f in mine.items()} == {r: f.status for r, f in theirs.items()}
+    assert sum(f.status is Status.PASS for f in mine.values()) == 4
+
+
+@pytest.mark.rule(*ADAPTER_RULES)
+def test_a_def_no_fake_speaks_for_is_skipped_naming_why() -> None:
+    alien = dataclasses.replace(
+        BUILTIN_REGISTRY["claude"],
+        id="alien",
+        bin="alien",
+        stream_format="json-event-stream",
+        event_parser="kimi",
+    )
+    finding = judge_one(alien, "SKILL-RUN-001")
+    assert finding.status is Status.SKIPPED
+    assert "no fake emulator reads stream_format 'json-event-stream' with event_parser 'kimi'" in (
+        finding.reason
+    )
+
+
 @pytest.mark.rule("MCP-RUN-001")
 def test_a_runner_that_does_not_restore_the_mcp_json_fails(
     monkeypatch: pytest.MonkeyPatch,

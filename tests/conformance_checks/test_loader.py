@@ -16,7 +16,8 @@ from harness.defs.registry import BUILTIN_DEFS, BUILTIN_REGISTRY
 HEADER = "from harness.defs.types import AgentDef, PromptDelivery, ResumeStyle\n"
 GOOD = """
 def build_args(prompt, images, dirs, options, ctx):
-    args = ["--print", "--output-format", "json", "--yes"]
+    # What the claude fake (the fake that plays a claude-stream-json def) accepts.
+    args = ["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]
     if options.model and options.model != "default":
         args += ["--model", options.model]
     if ctx.resume_session_id:
@@ -30,7 +31,7 @@ AGENT_DEF = AgentDef(
     build_args=build_args,
     stream_format="claude-stream-json",
     resume_style=ResumeStyle.CAPTURE,
-    headless_flags=("--yes",),
+    headless_flags=("--dangerously-skip-permissions",),
 )
 """
 
@@ -245,7 +246,8 @@ def test_paths_that_are_not_def_files(tmp_path: Path) -> None:
 @pytest.mark.rule("DEFCHECK-LOAD-001")
 def test_reserved_ids_and_neighbour_imports(tmp_path: Path) -> None:
     write(tmp_path, "acme_helpers.py", "FLAGS = ('--yes',)\n")
-    body = HEADER + "from acme_helpers import FLAGS\n" + GOOD.replace('("--yes",)', "FLAGS")
+    body = HEADER + "from acme_helpers import FLAGS\n"
+    body += GOOD.replace('("--dangerously-skip-permissions",)', "FLAGS")
     path = write(tmp_path, "acme.py", body)
     assert [d.headless_flags for d in load_def_file(path)] == [("--yes",)]
     (problem,) = problems_of(path, reserved_ids=["acme", *BUILTIN_REGISTRY])
