@@ -47,7 +47,8 @@ def _build_parser() -> argparse.ArgumentParser:
     detect.add_argument("--agent", action="append", metavar="ID", help="only these ids")
 
     argv = sub.add_parser("argv", help="the exact argv an agent would be launched with")
-    argv.add_argument("agent", metavar="AGENT")
+    argv.add_argument("agent", metavar="AGENT", nargs="?", help=_AGENT_HELP)
+    _add_def_arg(argv)
     argv.add_argument("--prompt", help="prompt text (default: empty)")
     argv.add_argument("--prompt-file", metavar="F", help="read the prompt from F")
     argv.add_argument("--platform", help="win32, darwin or linux (default: this machine)")
@@ -69,7 +70,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     parse = sub.add_parser("parse", help="parse a raw stdout capture into events")
     parse.add_argument("file", metavar="FILE")
-    parse.add_argument("--agent", metavar="ID")
+    parse.add_argument("--agent", metavar="ID", help="the def whose parser reads FILE")
+    _add_def_arg(parse)
     parse.add_argument("--format", metavar="FORMAT")
     parse.add_argument("--parser", metavar="DIALECT")
     parse.add_argument("--chunk", type=int, metavar="N", help="feed N bytes at a time")
@@ -86,7 +88,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
 
     run = sub.add_parser("run", help="run one turn of an agent CLI, printing events live")
-    run.add_argument("agent", metavar="AGENT")
+    run.add_argument("agent", metavar="AGENT", nargs="?", help=_AGENT_HELP)
+    _add_def_arg(run)
     run.add_argument("--fake", action="store_true", help="run the fake CLI for AGENT")
     run.add_argument("--scenario", metavar="S", help="fake scenario name or file (with --fake)")
     run.add_argument("--prompt", metavar="TEXT|@FILE", help="the prompt, or @FILE to read it")
@@ -174,9 +177,7 @@ def _build_parser() -> argparse.ArgumentParser:
     conform = sub.add_parser(
         "conform", help="judge defs rule by rule against their fakes; reports and a verdict"
     )
-    conform.add_argument(
-        "--def", dest="defs", action="append", metavar="PATH.py", help="an author's def file"
-    )
+    _add_def_arg(conform)
     conform.add_argument("--agent", action="append", metavar="ID", help="only these built-in ids")
     conform.add_argument("--real", action="store_true", help="also judge the installed real CLIs")
     conform.add_argument("--baseline", metavar="FILE", help="expected failures (def:RULE lines)")
@@ -220,6 +221,21 @@ def _build_parser() -> argparse.ArgumentParser:
     dsh_setup.add_argument("--yes", action="store_true", help="install without asking")
     dsh_setup.add_argument("--json", action="store_true", help="one JSON object")
     return parser
+
+
+_AGENT_HELP = "a built-in, local profile or --def id (default: the --def file's one def)"
+
+
+def _add_def_arg(cmd: argparse.ArgumentParser) -> None:
+    """``--def PATH.py``: an adapter author's def file, loaded and validated as data
+    (DEFCHECK-LOAD-001); the same option on every command that takes a def."""
+    cmd.add_argument(
+        "--def",
+        dest="defs",
+        action="append",
+        metavar="PATH.py",
+        help="an author's def file exporting AGENT_DEF or AGENT_DEFS (repeatable)",
+    )
 
 
 def _add_adapter_layer_args(cmd: argparse.ArgumentParser) -> None:

@@ -42,6 +42,15 @@ RULES = (
         (),
     ),
     Rule(
+        "CLI-DEF-001",
+        Tier.MANDATORY,
+        "harness argv, run and parse take an author's def file with --def PATH.py, loaded "
+        "and validated as harness conform loads it; run --fake plays it with the fake that "
+        "conform chooses.",
+        "design §Who uses it",
+        (),
+    ),
+    Rule(
         "CLI-PARSE-001",
         Tier.MANDATORY,
         "harness parse turns a raw stdout capture into events, one JSON object per line "

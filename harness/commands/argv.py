@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness.commands import load_defs
+from harness.commands import choose_def
 from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeContext
 from harness.errors import HarnessError, PromptTooLargeError
 from harness.inputs import read_text_file
@@ -112,10 +112,9 @@ def _resolved_bin(defn: AgentDef, args: argparse.Namespace, platform: str) -> st
 
 
 def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.defs.registry import get_agent_def
     from harness.guards.budget import check_prompt_budget
 
-    defn = get_agent_def(args.agent, load_defs(args))
+    defn = choose_def(args, args.agent).defn
     platform = args.platform or sys.platform
     if platform not in ("win32", "darwin", "linux"):
         raise HarnessError(f"--platform {platform!r}: expected win32, darwin or linux")

@@ -50,13 +50,13 @@ READ_CHUNK_BYTES = 64 * 1024
 
 
 def _resolve(args: argparse.Namespace) -> tuple[str, str | None, AgentDef | None]:
-    if bool(args.agent) == bool(args.format):
-        raise HarnessError("give exactly one of --agent ID or --format FORMAT")
-    if args.agent:
-        from harness.commands import load_defs
-        from harness.defs.registry import get_agent_def
+    by_def = bool(args.agent or getattr(args, "defs", None))
+    if by_def == bool(args.format):
+        raise HarnessError("give exactly one of --agent ID (or --def FILE) or --format FORMAT")
+    if by_def:
+        from harness.commands import choose_def
 
-        defn = get_agent_def(args.agent, load_defs(args))
+        defn = choose_def(args, args.agent).defn
         return defn.stream_format, args.parser or defn.event_parser, defn
     return str(args.format), args.parser, None
 

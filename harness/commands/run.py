@@ -33,7 +33,7 @@ import tempfile
 import uuid
 from typing import TYPE_CHECKING, Any, TextIO
 
-from harness.commands import load_defs
+from harness.commands import choose_def
 from harness.commands.record import (
     EXIT_INTERRUPTED,
     check_out_path,
@@ -44,6 +44,7 @@ from harness.commands.record import (
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
+    from harness.defs.types import AgentDef
     from harness.runner.engine import CancelOnSignals
 
 __all__ = ["DEFAULT_FAKE_PROMPT", "cmd_run", "format_summary"]
@@ -116,8 +117,16 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     return code
 
 
+def _played_by(defn: AgentDef) -> dict[str, str]:
+    """The fake that plays ``defn`` (an author's derived def: its built-in's; RUN-FAKES-001),
+    chosen as ``harness conform`` chooses it."""
+    from conformance.fakes import fake_for
+
+    emulator, _ = fake_for(defn)
+    return {defn.id: emulator} if emulator is not None else {}
+
+
 def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int:
-    from harness.defs.registry import get_agent_def
     from harness.defs.types import ResumeStyle
     from harness.events import Event
     from harness.launch import path_env_key
@@ -125,8 +134,8 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
     from harness.runner import RunRequest, run_agent_async
     from harness.runner.engine import EventRetention
 
-    defs = load_defs(args)
-    defn = get_agent_def(args.agent, defs)
+    chosen = choose_def(args, args.agent)
+    defn = chosen.defn
     if args.scenario and not args.fake:
         raise HarnessError("--scenario needs --fake")
     if args.scenario:
@@ -157,7 +166,9 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
             from harness.fakes_install import install_fakes
 
             bin_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="harness-fakes-"))
-            report = install_fakes(bin_dir, defs, agents=[defn.id])
+            report = install_fakes(
+                bin_dir, chosen.family, agents=[defn.id], played_by=_played_by(defn)
+            )
             if not report.written:
                 reasons = "; ".join(report.skipped)
                 raise HarnessError(f"no fake CLI for agent {defn.id!r}: {reasons}")
