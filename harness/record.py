@@ -13,6 +13,11 @@ is one JSON Lines file:
    RECORD-BYTES-001: every byte is kept, and so is every chunk boundary);
 3. the exit: ``{"exit": {"code": int|null, "signal": str|null, "duration_ms": n}}``.
 
+Between the chunks, a cancelled run has ``step`` lines (optional; a recording without
+them reads as before): ``{"t": <ms since start>, "step": "cancel"|"grace"|...}``, the
+stop ladder's steps in the order the runner took them (:mod:`harness.ladder`, rule
+RECORD-LADDER-001).
+
 ``expect`` (optional) pins how a replay of the recording must end, for recordings
 that show a failure on purpose: ``{"status": "completed"|"failed"|"cancelled",
 "error_code"?: str, "error_rule"?: str}`` (rule REPLAY-STATUS-001).
@@ -49,6 +54,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from harness.defs.types import AgentDef, PromptDelivery
 from harness.errors import HarnessError
+from harness.ladder import Step, StepKind
 from harness.scrub import (
     DEFAULT_MAX_HOLD,
     Scrubber,
@@ -246,6 +252,8 @@ class Recording:
     source: str | None = None
     #: True while data and header strings still hold ``{cwd}``-style placeholders.
     placeholders: bool = True
+    #: The stop ladder's steps (RECORD-LADDER-001), each placed among the chunks.
+    steps: tuple[Step, ...] = ()
 
     def stream(self, direction: Direction | str) -> bytes:
         """Every byte of one direction, in order."""
@@ -276,7 +284,15 @@ def _dumps(obj: Any) -> str:
 
 def format_recording(recording: Recording) -> str:
     """The whole file for an already scrubbed recording (hand-written corpora, tests)."""
-    lines = [recording.header.to_json(), *(c.to_json() for c in recording.chunks)]
+    lines: list[dict[str, Any]] = [recording.header.to_json()]
+    steps = sorted(recording.steps, key=lambda s: s.chunk_index)
+    at = 0
+    for index, chunk in enumerate(recording.chunks):
+        while at < len(steps) and steps[at].chunk_index <= index:
+            lines.append(steps[at].to_json(_number(steps[at].t_ms)))
+            at += 1
+        lines.append(chunk.to_json())
+    lines.extend(step.to_json(_number(step.t_ms)) for step in steps[at:])
     lines.append(recording.exit.to_json())
     return "".join(_dumps(obj) + "\n" for obj in lines)
 
@@ -300,6 +316,8 @@ class _Slot:
     direction: Direction
     size: int
     data: bytes | None = None
+    #: A ladder step's line, ready at once (it holds no data to scrub).
+    step: Step | None = None
 
 
 class RecordingWriter:
@@ -375,6 +393,23 @@ class RecordingWriter:
             self._settle(self._streams[self._queue[0].direction].flush())
         return out + self._drain()
 
+    def step(self, kind: StepKind | str, t_ms: float, detail: Mapping[str, Any]) -> str:
+        """Record a ladder step taken at ``t_ms`` (RECORD-LADDER-001). It keeps its place
+        after the chunks given before it, even when one of them is held back."""
+        if self._closed:
+            raise ValueError("step() after exit(): the recording is complete")
+        if not math.isfinite(t_ms) or t_ms < 0:
+            raise ValueError(f"t_ms must be a finite number >= 0, got {t_ms!r}")
+        step = Step(float(t_ms), StepKind(kind), dict(detail))
+        problem = step.problem()
+        if problem is not None:
+            raise ValueError(problem)
+        out = self.header_line()
+        slot = _Slot(self._next_key, step.t_ms, Direction.STDIN, 0, data=b"", step=step)
+        self._next_key += 1
+        self._queue.append(slot)
+        return out + self._drain()
+
     def exit(self, code: int | None, signal: int | str | None, duration_ms: float) -> str:
         """Release every held chunk, then the exit line. The recording is then complete."""
         if self._closed:
@@ -400,6 +435,9 @@ class RecordingWriter:
             slot = self._queue.popleft()
             self._queued -= slot.size
             assert slot.data is not None
+            if slot.step is not None:
+                lines.append(_dumps(slot.step.to_json(_number(slot.t_ms))) + "\n")
+                continue
             # A chunk emptied by a redaction that began in the chunk before keeps its line:
             # the boundary and the time stay in the recording (RECORD-BYTES-001).
             lines.append(_dumps(Chunk(slot.t_ms, slot.direction, slot.data).to_json()) + "\n")
@@ -663,6 +701,11 @@ class RunRecorder:
             self.chunks[Direction(direction).value] += 1
             self._emit(self._writer.chunk(direction, data, t_ms))
 
+    def step(self, kind: StepKind, t_ms: float, detail: Mapping[str, Any]) -> None:
+        """A ladder step the run took (:class:`harness.runner.engine.LadderTap`)."""
+        if self._writer is not None:
+            self._emit(self._writer.step(kind, t_ms, detail))
+
     def exited(self, code: int | None, signal: int | None, duration_ms: float) -> None:
         if self._writer is not None:
             self._emit(self._writer.exit(code, signal, duration_ms))
@@ -846,6 +889,22 @@ class _Reader:
                 raise self.fail(line, "'b64' is not valid base64") from None
         return Chunk(t_ms, direction, data)
 
+    def step(self, obj: dict[str, Any], line: int, chunks: int, stdout: int) -> Step:
+        t_ms = self.number(obj, "t", line)
+        try:
+            kind = StepKind(obj.get("step"))
+        except ValueError:
+            known = ", ".join(k.value for k in StepKind)
+            raise self.fail(
+                line, f"'step' must be one of {known}, got {obj.get('step')!r}"
+            ) from None
+        detail = {k: v for k, v in obj.items() if k not in ("t", "step")}
+        step = Step(t_ms, kind, detail, chunk_index=chunks, stdout_offset=stdout, line=line)
+        problem = step.problem()
+        if problem is not None:
+            raise self.fail(line, problem)
+        return step
+
     def exit(self, obj: dict[str, Any], line: int) -> ExitInfo:
         self.only(obj, ("exit",), line, "exit line")
         info = obj["exit"]
@@ -877,6 +936,10 @@ class _LineReader:
         self.header: RecordingHeader | None = None
         self.exit: ExitInfo | None = None
         self.lines = 0
+        #: Ladder steps read so far (RECORD-LADDER-001), and what came before the next one.
+        self.steps: list[Step] = []
+        self._chunks = 0
+        self._stdout = 0
 
     def line(self, number: int, raw_line: bytes) -> Chunk | None:
         """Check line ``number`` (without its ``\\n``); its chunk, if it is one."""
@@ -901,8 +964,14 @@ class _LineReader:
             self.header = reader.header(obj, number)
         elif "exit" in obj:
             self.exit = reader.exit(obj, number)
+        elif "step" in obj:
+            self.steps.append(reader.step(obj, number, self._chunks, self._stdout))
         else:
-            return reader.chunk(obj, number)
+            chunk = reader.chunk(obj, number)
+            self._chunks += 1
+            if chunk.direction is Direction.STDOUT:
+                self._stdout += len(chunk.data)
+            return chunk
         return None
 
     def end(self) -> tuple[RecordingHeader, ExitInfo]:
@@ -925,7 +994,7 @@ def parse_recording(data: bytes, source: str = "<recording>") -> Recording:
         if chunk is not None:
             chunks.append(chunk)
     header, exit_info = lines.end()
-    return Recording(header, tuple(chunks), exit_info, source=source)
+    return Recording(header, tuple(chunks), exit_info, source=source, steps=tuple(lines.steps))
 
 
 def load_recording(path: str | Path) -> Recording:
@@ -974,6 +1043,8 @@ class RecordingScan:
     #: The largest chunk time (``t``), ``0`` without chunks; ``inf`` when one is not finite.
     latest_t_ms: float
     placeholders: bool = True
+    #: The stop ladder's steps (RECORD-LADDER-001): few, kept whole.
+    steps: tuple[Step, ...] = ()
 
     @property
     def source(self) -> str:
@@ -1014,7 +1085,16 @@ def scan_recording(path: str | Path) -> RecordingScan:
         elif chunk.direction is Direction.STDOUT:
             stdout_bytes += len(chunk.data)
     header, exit_info = lines.end()
-    return RecordingScan(target, header, exit_info, tuple(stdin), count, stdout_bytes, latest)
+    return RecordingScan(
+        target,
+        header,
+        exit_info,
+        tuple(stdin),
+        count,
+        stdout_bytes,
+        latest,
+        steps=tuple(lines.steps),
+    )
 
 
 # -- placeholders ----------------------------------------------------------------------------------

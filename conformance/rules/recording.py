@@ -93,6 +93,14 @@ RULES = (
         "seed 000 §12 (AMR compaction continuation)",
     ),
     _rule(
+        "RECORD-LADDER-001",
+        "A recording of a cancelled run holds, between its chunks and in the order taken, "
+        "a step line for each rung of the stop ladder from the cancel request on (cancel, "
+        "grace, stdin closed, the graceful and the forced stop with the signal sent, the "
+        "exit, the tree reaped); a recording without step lines still reads.",
+        "design §Recordings; seed 001 §10",
+    ),
+    _rule(
         "RECORD-ROUNDTRIP-001",
         "Replaying the recording of a live run gives the live run's events, timing fields "
         "aside, and a two-way replay sends the frames the recorded stdin holds.",

@@ -70,6 +70,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from harness.defs.types import AgentDef, ResumeStyle
 from harness.events import Artifact, Error, Event, Raw, Status, TextDelta
+from harness.ladder import StepKind
 from harness.prompt import (
     is_clean_terminal_turn,
     keep_stdin_open,
@@ -87,6 +88,7 @@ from harness.protocols.base import (
     TwoWaySession,
 )
 from harness.redact import Redactor, StderrTail
+from harness.runner.ladder import LadderState, LadderWatch
 from harness.runner.pipes import PipeQueue, errno_name
 from harness.runner.plain import write_held_artifacts
 from harness.runner.prepare import Prepared, Refusal, prepare_async
@@ -109,6 +111,7 @@ __all__ = [
     "CancelOnSignals",
     "ContinuingTap",
     "EventRetention",
+    "LadderTap",
     "OnEvent",
     "WireTap",
     "is_substantive",
@@ -253,6 +256,15 @@ class ContinuingTap(Protocol):
     ) -> None: ...
 
 
+@runtime_checkable
+class LadderTap(Protocol):
+    """A tap that also sees the stop ladder's steps (RECORD-LADDER-001): from the cancel
+    request on, each step the run takes (:class:`harness.ladder.StepKind`), ``t_ms`` after
+    the spawn, in order with the chunks ``data`` gets."""
+
+    def step(self, kind: StepKind, t_ms: float, detail: Mapping[str, Any]) -> None: ...
+
+
 def _now() -> float:
     return time.monotonic() * 1000.0
 
@@ -349,6 +361,9 @@ class _Run:
         self.runner_error: RunError | None = None
         self.cancel_requested = False
         self.cancel_at: float | None = None
+        #: Notes the ladder's steps for a tap that records them (one per process).
+        self.ladder: LadderWatch | None = None
+        self.ladder_tap: LadderTap | None = None
         #: Processes started after the first to continue its turn (at most one), and how
         #: the first one's turn ended.
         self.continuations = 0
@@ -633,6 +648,12 @@ class _Run:
             )
         elif self.tap is not None:
             self.tap.spawned(self.defn, self.argv, prepared.child_env, secrets=self.secrets)
+        self.ladder_tap = self.tap if isinstance(self.tap, LadderTap) else None
+        if self.ladder_tap is not None:
+            self.ladder = LadderWatch(
+                platform=self.platform, shutdown_grace_ms=self.req.shutdown_grace_ms
+            )
+            self._note_ladder(self.t_spawn)
         watcher: asyncio.Future[Any] | None = None
         if self.cancel_event is not None:
             watcher = asyncio.ensure_future(self.cancel_event.wait())
@@ -671,6 +692,7 @@ class _Run:
             while True:
                 now = _now()
                 self._timers(now)
+                self._note_ladder(now)
                 if self._complete():
                     return
                 wake = self._next_wake(now)
@@ -684,6 +706,7 @@ class _Run:
                 self._handle(message)
                 while not queue.empty():
                     self._handle(queue.get_nowait())
+                self._note_ladder(_now())
         finally:
             if getter is not None:
                 getter.cancel()
@@ -818,7 +841,32 @@ class _Run:
 
     def _tap(self, direction: str, data: bytes, now: float) -> None:
         if self.tap is not None and data:
+            self._note_ladder(now)  # a step taken before this chunk goes before it
             self.tap.data(direction, data, max(0.0, now - self.t_spawn))
+
+    def _note_ladder(self, now: float) -> None:
+        """RECORD-LADDER-001: hand a recording tap the stop-ladder steps taken since the
+        last look. The one place steps are noted: the ladder is read from the run's state
+        (:class:`~harness.runner.ladder.LadderWatch`), never reported by the code that
+        stops processes."""
+        watch, tap = self.ladder, self.ladder_tap
+        if watch is None or tap is None:
+            return
+        state = LadderState(
+            cancel_requested=self.cancel_requested,
+            cancel_at=self.cancel_at,
+            deadlines=tuple(self.deadlines),
+            stdin_closed=self.stdin_closed,
+            terminated=self.term_started > 0,
+            killed=self.kill_started > 0,
+            exited=self.exited,
+            returncode=self.returncode,
+            reaped=self.tree_dead_at is not None,
+            abandoned=self.abandoned,
+        )
+        for noted in watch.observe(state, now):
+            at = noted.at_ms if noted.at_ms is not None else now
+            tap.step(noted.kind, max(0.0, at - self.t_spawn), noted.detail)
 
     def _close_stdin(self) -> None:
         if self.stdin_closed:

@@ -1,0 +1,100 @@
+"""Which stop-ladder steps a run took, read from its state (RECORD-LADDER-001).
+
+The run loop hands :class:`LadderWatch` a :class:`LadderState` (what the run looks like
+now) at a few fixed points: after each message, after the timers, and before each chunk
+it taps. The watch compares it with the last one and names the steps taken since, in
+the ladder's order (seed 001 §10; :class:`harness.ladder.StepKind`). It is read-only:
+the ladder code that stops processes records nothing itself, so it may change shape
+freely. Nothing is noted before the cancel request.
+"""
+
+from __future__ import annotations
+
+import signal as _signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.ladder import StepKind, stop_signals
+
+__all__ = ["LadderState", "LadderWatch", "NotedStep"]
+
+
+@dataclass(frozen=True)
+class LadderState:
+    """What the watch reads of a run."""
+
+    cancel_requested: bool
+    #: When the cancel was asked (the run's clock), once it was.
+    cancel_at: float | None
+    #: The session's pending deadlines: ``(at_ms, label)``.
+    deadlines: tuple[tuple[float, str], ...]
+    stdin_closed: bool
+    #: The graceful stop was sent; the forced stop was sent.
+    terminated: bool
+    killed: bool
+    exited: bool
+    #: ``Popen.returncode`` once exited (negative: the signal).
+    returncode: int | None
+    reaped: bool
+    abandoned: bool
+
+
+@dataclass(frozen=True)
+class NotedStep:
+    kind: StepKind
+    detail: Mapping[str, Any]
+    #: When it was taken (the run's clock), when that is known better than "now".
+    at_ms: float | None = None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return _signal.Signals(number).name
+    except ValueError:
+        return f"SIG{number}"
+
+
+class LadderWatch:
+    """Names the ladder steps between two looks at a run (one per process)."""
+
+    def __init__(self, *, platform: str, shutdown_grace_ms: float) -> None:
+        self._graceful, self._forced = stop_signals(platform)
+        self._grace_ms = float(shutdown_grace_ms)
+        self._last: LadderState | None = None
+        self._cancel_at: float | None = None
+        self._seen_deadlines: set[tuple[float, str]] = set()
+
+    def observe(self, state: LadderState, now_ms: float) -> list[NotedStep]:
+        """The steps taken since the last look (``now_ms`` is the run's clock)."""
+        last, self._last = self._last, state
+        if last is None or not state.cancel_requested:
+            self._seen_deadlines = set(state.deadlines)
+            return []
+        steps: list[NotedStep] = []
+        if not last.cancel_requested:
+            self._cancel_at = state.cancel_at if state.cancel_at is not None else now_ms
+            asked = {"stdin_open": not last.stdin_closed, "exited": last.exited}
+            steps.append(NotedStep(StepKind.CANCEL, asked, self._cancel_at))
+        for at_ms, label in state.deadlines:
+            if (at_ms, label) in self._seen_deadlines:
+                continue
+            self._seen_deadlines.add((at_ms, label))
+            origin = self._cancel_at if self._cancel_at is not None else now_ms
+            grace = {"ms": round(max(0.0, at_ms - origin), 3), "label": label}
+            steps.append(NotedStep(StepKind.GRACE, grace))
+        if state.stdin_closed and not last.stdin_closed:
+            steps.append(NotedStep(StepKind.STDIN_CLOSE, {}))
+        if state.terminated and not last.terminated:
+            detail = {"signal": self._graceful, "grace_ms": self._grace_ms}
+            steps.append(NotedStep(StepKind.TERMINATE, detail))
+        if state.killed and not last.killed:
+            steps.append(NotedStep(StepKind.KILL, {"signal": self._forced}))
+        if state.exited and not last.exited:
+            rc = state.returncode
+            code = rc if rc is not None and rc >= 0 else None
+            name = _signal_name(-rc) if rc is not None and rc < 0 else None
+            steps.append(NotedStep(StepKind.EXITED, {"code": code, "signal": name}))
+        if state.reaped and not last.reaped:
+            steps.append(NotedStep(StepKind.REAPED, {"abandoned": state.abandoned}))
+        return steps
