@@ -73,8 +73,10 @@ function commandQueue(stdin) {
       while (items.length === 0) await new Promise(resolve => { wake = resolve })
       return items.shift()
     },
+    /** Stop reading: dsh exits only once nothing holds its event loop, stdin included. */
     close() {
       lines.close()
+      stdin.destroy?.()
     },
   }
 }
@@ -221,8 +223,21 @@ async function resumeAgent(ctx, agents, sessionId, cwd, agentOptions, setup) {
   }
 }
 
-/** One --stdio process: ready, one execute, its frames, one result. Returns the exit code. */
+/**
+ * One --stdio process. The runtime exits after its result even while the host keeps stdin
+ * open (seed 001 §6), so stdin is released however the request ends.
+ */
 async function serveStdio(ctx, io) {
+  const commands = commandQueue(io.stdin)
+  try {
+    return await serveRequest(ctx, io, commands)
+  } finally {
+    commands.close()
+  }
+}
+
+/** Ready, one execute, its frames, one result. Returns the exit code. */
+async function serveRequest(ctx, io, commands) {
   const out = channel(io)
   const { services, missing } = await coreServices(ctx)
   if (missing.length > 0) {
@@ -232,7 +247,6 @@ async function serveStdio(ctx, io) {
   const version = pluginVersion()
   out.frame(identityFrame('ready', version))
 
-  const commands = commandQueue(io.stdin)
   let command
   for (;;) {
     const item = await commands.next()

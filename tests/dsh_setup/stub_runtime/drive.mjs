@@ -128,9 +128,11 @@ const services = {
   },
   fs: { resolve: async p => p, processPath: () => realpathSync(process.cwd()) },
   cmdlineArgs: { get: () => appArgs },
+  // Like the real dsh, an exit request sets the code and lets the event loop drain: a
+  // plugin that still reads stdin keeps the process alive.
   appExit: code => {
     if (process.env.STUB_LOG) writeFileSync(process.env.STUB_LOG, JSON.stringify(log))
-    process.stdout.write('', () => process.exit(code))
+    process.exitCode = code
   },
 }
 const ctx = { get: name => services[name], on }
