@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from harness import __version__
 from harness.errors import HarnessError
 from harness.inputs import check_argv
+from harness.mcp_shapes import ACCEPTED_SHAPES
 
 __all__ = ["main"]
 
@@ -105,7 +106,9 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="one JSON object per line")
     _add_adapter_layer_args(run)
     run.add_argument(
-        "--tool-bundle", metavar="FILE", help='this run\'s MCP servers: {"mcpServers": [...]}'
+        "--tool-bundle",
+        metavar="FILE",
+        help='this run\'s MCP servers: {"mcpServers": ...}, its value as in --mcp-config',
     )
     run.add_argument(
         "--sandbox", action="store_true", help="leave the --mcp-config servers out (bundle only)"
@@ -203,7 +206,7 @@ def _build_parser() -> argparse.ArgumentParser:
     mcp_sub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION")
     mcp_plan = mcp_sub.add_parser("plan", help="how AGENT would receive the MCP servers of FILE")
     mcp_plan.add_argument("agent", metavar="AGENT")
-    mcp_plan.add_argument("--mcp-config", required=True, metavar="FILE", help="servers JSON")
+    mcp_plan.add_argument("--mcp-config", required=True, metavar="FILE", help=_MCP_CONFIG_HELP)
     mcp_plan.add_argument("--cwd", metavar="DIR", help="project directory (default: current)")
     mcp_plan.add_argument("--projects-root", metavar="DIR", help="managed projects root")
     mcp_plan.add_argument("--agent-version", metavar="V", help="the agent's detected version")
@@ -223,6 +226,7 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_MCP_CONFIG_HELP = f"external MCP servers JSON: {ACCEPTED_SHAPES}"
 _AGENT_HELP = "a built-in, local profile or --def id (default: the --def file's one def)"
 
 
@@ -240,7 +244,7 @@ def _add_def_arg(cmd: argparse.ArgumentParser) -> None:
 
 def _add_adapter_layer_args(cmd: argparse.ArgumentParser) -> None:
     """MCP servers and skills around a run (seed 002 §8.1, seed 000 §4): argv and run."""
-    cmd.add_argument("--mcp-config", metavar="FILE", help="external MCP servers JSON")
+    cmd.add_argument("--mcp-config", metavar="FILE", help=_MCP_CONFIG_HELP)
     cmd.add_argument(
         "--skill", action="append", default=[], metavar="DIR", help="a skill dir (repeatable)"
     )

@@ -28,6 +28,12 @@ RULES: tuple[Rule, ...] = (
         "ref §7",
     ),
     _rule(
+        "MCP-CONFIG-002",
+        "An MCP config file may be the {mcpServers:{id:{...}}} object MCP clients write, "
+        "{mcpServers:[...]}, {servers:[...]} or a bare array; each gives the same servers.",
+        "ref §7",
+    ),
+    _rule(
         "MCP-DISPATCH-001",
         "The injection plan is chosen by the def's external_mcp_injection field alone, never by "
         "the agent id.",

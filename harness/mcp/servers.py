@@ -1,8 +1,13 @@
 """The input model: external MCP servers a user configured (seed 002 §8.1; ref §7).
 
-One :class:`McpServerConfig` per server, parsed from a JSON file shaped like upstream's
-``<dataDir>/mcp-config.json``: ``{"servers": [...]}`` (a bare array is accepted too). Each entry
-is ``{id, transport, command?, args?, env?, url?, headers?, authMode?, enabled?, label?}``.
+One :class:`McpServerConfig` per server, parsed from a JSON file in one of the shapes of
+:data:`ACCEPTED_SHAPES` (MCP-CONFIG-002): the ``{"mcpServers": {id: {...}}}`` object MCP
+clients write (Claude Code's ``.mcp.json``, Claude Desktop, Cursor; VS Code names it
+``servers``), upstream's ``<dataDir>/mcp-config.json`` ``{"servers": [...]}``, a run tool
+bundle's ``{"mcpServers": [...]}``, or a bare array. An array entry is ``{id, transport, command?,
+args?, env?, url?, headers?, authMode?, enabled?, label?}``; an object entry is keyed by its id
+and says ``type`` (``stdio``, ``http`` or ``sse``; default: ``stdio`` with a ``command``,
+``http`` with a ``url``) where an array entry says ``transport``.
 
 Rules (ids in ``conformance/rules/mcp.py``):
 
@@ -40,9 +45,11 @@ from urllib.parse import urlsplit
 
 from harness.errors import BadInputError, HarnessError
 from harness.inputs import check_json_depth
+from harness.mcp_shapes import ACCEPTED_SHAPES
 from harness.secrets import redact_url
 
 __all__ = [
+    "ACCEPTED_SHAPES",
     "KNOWN_FIELDS",
     "SERVER_ID_PATTERN",
     "McpAuthMode",
@@ -76,6 +83,10 @@ KNOWN_FIELDS = frozenset(
         "headers",
     }
 )
+#: Keys of an entry of the ``{"mcpServers": {id: entry}}`` object: the id is its key and
+#: ``type`` stands for ``transport``.
+KNOWN_MAP_FIELDS = (KNOWN_FIELDS - {"id", "transport"}) | {"type"}
+_TOP_LEVEL = ("mcpServers", "servers")
 _STDIO_ONLY = ("command", "args", "env")
 _REMOTE_ONLY = ("url", "headers", "authMode")
 #: RFC 9110 ``token``: what a header field name may contain.
@@ -354,17 +365,46 @@ def _parse_entry(source: str, index: int, prefix: str, raw: Any) -> McpServerCon
     )
 
 
+def _from_map(source: str, prefix: str, entries: Mapping[str, Any]) -> list[Any]:
+    """The entries of an ``{id: {type?, command | url, ...}}`` object as array entries
+    (MCP-CONFIG-002); an entry is named by its position, as a key may be a pasted secret."""
+    out: list[Any] = []
+    for index, (server_id, raw) in enumerate(entries.items()):
+        if not isinstance(raw, dict):
+            out.append(raw)  # _parse_entry names the type
+            continue
+        keys = list(raw)
+        for position, key in enumerate(keys):
+            if key not in KNOWN_MAP_FIELDS:
+                problem = _unknown_key(keys, position, KNOWN_MAP_FIELDS)
+                allowed = ", ".join(sorted(KNOWN_MAP_FIELDS))
+                raise McpConfigError(
+                    source, index, None, f"{problem}; allowed: {allowed}", prefix=prefix
+                )
+        entry = {k: v for k, v in raw.items() if k != "type"}
+        kind = raw.get("type", McpTransport.HTTP.value if "url" in raw else "stdio")
+        if kind not in {t.value for t in McpTransport}:
+            raise McpConfigError(
+                source, index, "type", "must be one of stdio, http, sse", prefix=prefix
+            )
+        out.append({"id": server_id, "transport": kind, **entry})
+    return out
+
+
 def parse_server_entries(
     entries: Any, *, source: str, prefix: str = "servers"
 ) -> tuple[McpServerConfig, ...]:
-    """Parse a JSON array of server entries; the first bad entry raises (MCP-CONFIG-001).
+    """Parse server entries, a JSON array or an ``{id: entry}`` object (MCP-CONFIG-002); the
+    first bad entry raises (MCP-CONFIG-001).
 
-    ``prefix`` names the array in messages (``servers[2].url``, ``toolBundle.mcpServers[0]``).
-    A repeated id is an error naming the later entry.
+    ``prefix`` names the entries in messages (``servers[2].url``, ``toolBundle.mcpServers[0]``;
+    an object's entry by its position). A repeated id is an error naming the later entry.
     """
+    if isinstance(entries, dict):
+        entries = _from_map(source, prefix, entries)
     if not isinstance(entries, list):
         raise McpConfigError(
-            source, None, prefix, f"must be an array, got {type(entries).__name__}"
+            source, None, prefix, f"must be an array or object, got {type(entries).__name__}"
         )
     seen: set[str] = set()
     out: list[McpServerConfig] = []
@@ -380,18 +420,26 @@ def parse_server_entries(
 
 
 def parse_mcp_config(data: Any, *, source: str = "<mcp config>") -> tuple[McpServerConfig, ...]:
-    """``{"servers": [...]}`` (upstream storage shape) or a bare array of entries."""
+    """A document of one of the :data:`ACCEPTED_SHAPES` (MCP-CONFIG-002)."""
     if isinstance(data, list):
         return parse_server_entries(data, source=source)
     if isinstance(data, dict):
         keys = list(data)
         for position, key in enumerate(keys):
-            if key != "servers":
-                problem = _unknown_key(keys, position, ("servers",))
-                raise McpConfigError(source, None, None, f"{problem} at top level; only 'servers'")
-        return parse_server_entries(data.get("servers", []), source=source)
+            if key not in _TOP_LEVEL:
+                problem = _unknown_key(keys, position, _TOP_LEVEL)
+                raise McpConfigError(
+                    source, None, None, f"{problem} at top level; only 'mcpServers' or 'servers'"
+                )
+        if len(keys) > 1:
+            raise McpConfigError(source, None, None, "give 'mcpServers' or 'servers', not both")
+        key = keys[0] if keys else "servers"
+        return parse_server_entries(data.get(key, []), source=source, prefix=key)
     raise McpConfigError(
-        source, None, None, f"must be a JSON object or array, got {type(data).__name__}"
+        source,
+        None,
+        None,
+        f"must be a JSON object or array ({ACCEPTED_SHAPES}), got {type(data).__name__}",
     )
 
 

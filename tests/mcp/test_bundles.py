@@ -214,7 +214,7 @@ def test_merge_properties(
 # -- request parsing ------------------------------------------------------------------------------
 
 
-@pytest.mark.rule("MCP-CONFIG-001")
+@pytest.mark.rule("MCP-CONFIG-001", "MCP-CONFIG-002")
 def test_parse_run_tool_bundle() -> None:
     assert parse_run_tool_bundle(None) == ()
     assert parse_run_tool_bundle({}) == ()
@@ -222,10 +222,13 @@ def test_parse_run_tool_bundle() -> None:
         "github",
         "higgsfield",
     ]
+    # MCP-CONFIG-002: the object MCP clients write, keyed by id.
+    keyed = {"mcpServers": {"github": {"command": "npx"}, "h": {"url": "https://h.example/"}}}
+    assert [s.id for s in parse_run_tool_bundle(keyed)] == ["github", "h"]
     bad: list[tuple[Any, str]] = [
         ([], "toolBundle: must be an object"),
         ({"servers": []}, "only 'mcpServers'"),
-        ({"mcpServers": {}}, "toolBundle.mcpServers: must be an array"),
+        ({"mcpServers": 3}, "toolBundle.mcpServers: must be an array or object"),
         ({"mcpServers": [STDIO_ENTRY, STDIO_ENTRY]}, "toolBundle.mcpServers[1].id: duplicates"),
         ({"mcpServers": [{"id": "x"}]}, "toolBundle.mcpServers[0].command: is required"),
     ]

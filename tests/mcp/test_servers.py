@@ -158,7 +158,10 @@ def test_an_unknown_key_and_a_repeated_id_are_errors_not_drops() -> None:
         (b"{not json", "is not JSON"),
         (b"\xff\xfe{}", "is not UTF-8"),
         (b"42", "must be a JSON object or array"),
-        (b'{"servers": {}}', "servers: must be an array"),
+        (b'{"servers": 3}', "servers: must be an array or object"),
+        (b'{"servers": [], "mcpServers": {}}', "give 'mcpServers' or 'servers', not both"),
+        (b'{"mcpServers": {"a": {"type": "ws", "url": "http://x/"}}}', "mcpServers[0].type"),
+        (b'{"mcpServers": {"a": {"command": "x", "id": "b"}}}', "mcpServers[0]: unknown key"),
         (b'{"servers": [], "extra": 1}', "unknown key #2 at top level"),
         (b'{"servers": ["x"]}', "servers[0]: must be a JSON object"),
     ],
@@ -280,3 +283,63 @@ def test_the_model_refuses_inconsistent_construction() -> None:
     server = McpServerConfig(id="s", transport=McpTransport.STDIO, command="c", env={"A": "b"})
     with pytest.raises(TypeError):
         server.env["A"] = "changed"  # type: ignore[index]
+
+
+def _map_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """An array entry as the ``{"mcpServers": {id: entry}}`` object holds it."""
+    out = {k: v for k, v in entry.items() if k not in ("id", "transport")}
+    return {**out, "type": entry["transport"]}
+
+
+@pytest.mark.rule("MCP-CONFIG-002")
+def test_every_accepted_shape_gives_the_same_servers(tmp_path: Path) -> None:
+    entries = [STDIO_ENTRY, HTTP_ENTRY, SSE_ENTRY]
+    as_map = {e["id"]: _map_entry(e) for e in entries}
+    expected = all_servers()
+    for document in (
+        {"mcpServers": as_map},
+        {"mcpServers": entries},
+        {"servers": as_map},
+        {"servers": entries},
+        entries,
+    ):
+        assert load_mcp_config(_write(tmp_path, document)) == expected, document
+
+
+@pytest.mark.rule("MCP-CONFIG-002", "MCP-CLAUDE-001")
+def test_a_claude_mcp_json_without_type_loads_back_as_its_servers(tmp_path: Path) -> None:
+    """What MCP clients write: ``type`` left out means stdio with a command, http with a url."""
+    from harness.mcp.builders import build_claude_mcp_json
+
+    document = {
+        "mcpServers": {
+            "fs": {"command": "npx", "args": ["-y", "server-fs", "."]},
+            "remote": {"url": "https://mcp.example/mcp", "headers": {"X-Team": "design"}},
+        }
+    }
+    fs, remote = load_mcp_config(_write(tmp_path, document))
+    assert (fs.transport, fs.command, fs.args) == (
+        McpTransport.STDIO,
+        "npx",
+        ("-y", "server-fs", "."),
+    )
+    assert (remote.transport, remote.url) == (McpTransport.HTTP, "https://mcp.example/mcp")
+    written = build_claude_mcp_json((fs, remote))
+    assert written is not None
+    assert load_mcp_config(_write(tmp_path, written)) == (fs, remote)
+
+
+@pytest.mark.rule("MCP-CONFIG-002")
+def test_the_accepted_shapes_are_stated_alike_in_help_and_readme(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from harness.cli import main
+    from harness.mcp.servers import ACCEPTED_SHAPES
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert ACCEPTED_SHAPES in " ".join(readme.split())
+    for command in (["run"], ["argv"], ["mcp", "plan"]):
+        with pytest.raises(SystemExit):
+            main([*command, "--help"])
+        shown = " ".join(capsys.readouterr().out.split())
+        assert ACCEPTED_SHAPES in shown, command
