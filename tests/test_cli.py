@@ -255,6 +255,46 @@ def test_argv_budget_failure_exits_non_zero_with_the_code(
     assert code == 0 and json.loads(out)["argv"][-1] == "x" * 30_001
 
 
+@pytest.mark.rule("CLI-ARGV-001", "BUDGET-ARGV-001")
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        ("linux", (100_000, "platform", True)),
+        ("darwin", (262_144, "platform", True)),
+        ("win32", (30_000, "def", False)),
+    ],
+)
+def test_argv_shows_the_effective_prompt_limit_and_its_source_alike_in_text_and_json(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    platform: str,
+    expected: tuple[int, str, bool],
+) -> None:
+    """40,001 bytes for a def whose max_prompt_arg_bytes is 30,000: the limit shown is the
+    one applied, and it says whose number it is."""
+    limit, source, ok = expected
+    prompt = tmp_path / "p.txt"
+    prompt.write_text("x" * 40_001)
+    words = ["argv", "deepseek", "--prompt-file", str(prompt), "--platform", platform]
+    words += ["--bin", "deepseek.exe" if platform == "win32" else "/usr/bin/deepseek"]
+    code, out, _ = run_cli(capsys, *words, "--json")
+    report = json.loads(out)
+    assert report["prompt_limit"]["bytes"] == limit
+    assert report["prompt_limit"]["source"] == source
+    assert report["prompt_limit"]["max_prompt_arg_bytes"] == report["max_prompt_arg_bytes"]
+    assert report["budget"]["ok"] is ok and (code == 0) is ok
+    if not ok:
+        assert report["budget"]["limit"] == limit
+    code, out, _ = run_cli(capsys, *words)
+    (line,) = [x for x in out.splitlines() if x.startswith("limit:")]
+    assert line.startswith(f"limit:    {limit} bytes (")
+    assert ("max_prompt_arg_bytes" in line) and (platform in line)
+    if source == "platform":
+        assert f"the {platform} argv budget; the def's max_prompt_arg_bytes 30000" in line
+    code, out, _ = run_cli(capsys, "argv", "claude", "--json")
+    assert json.loads(out)["prompt_limit"] is None  # stdin: no argv limit
+
+
 @pytest.mark.rule("CLI-ARGV-002")
 def test_argv_usage_errors_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "argv", "claude", "--platform", "plan9")

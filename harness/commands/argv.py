@@ -16,6 +16,7 @@ argv and the budget are computed from, as a run would (SKILL-RUN-002).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -112,7 +113,7 @@ def _resolved_bin(defn: AgentDef, args: argparse.Namespace, platform: str) -> st
 
 
 def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.guards.budget import check_prompt_budget
+    from harness.guards.budget import check_prompt_budget, explain_argv_prompt_limit
 
     defn = choose_def(args, args.agent).defn
     platform = args.platform or sys.platform
@@ -151,6 +152,11 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
             verdict["command_line_length"] = exc.command_line_length
     command_line = _command_line_verdict(defn, resolved, built, prompt)
     delivery = defn.prompt_delivery.value
+    limit = (
+        explain_argv_prompt_limit(defn.max_prompt_arg_bytes, platform)
+        if defn.max_prompt_arg_bytes is not None
+        else None
+    )
     report = {
         "agent": defn.id,
         "platform": platform,
@@ -159,6 +165,8 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
         "prompt_input_format": defn.prompt_input_format.value,
         "prompt_bytes": len(prompt.encode("utf-8")),
         "max_prompt_arg_bytes": defn.max_prompt_arg_bytes,
+        # BUDGET-ARGV-001: the limit the argv check applies here, and whose number it is.
+        "prompt_limit": dataclasses.asdict(limit) if limit is not None else None,
         "budget": verdict,
         "command_line": command_line,
     }
@@ -173,6 +181,8 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"agent:    {defn.id} ({defn.name}) on {platform}\n")
         out.write(f"argv:     {render_command_line(full, platform)}\n")
         out.write(f"prompt:   {how}, {report['prompt_bytes']} bytes\n")
+        if limit is not None:
+            out.write(f"limit:    {limit.describe(platform)}\n")
         if verdict["ok"]:
             budget = "ok" if defn.max_prompt_arg_bytes else "ok (no argv budget applies)"
             out.write(f"budget:   {budget}\n")

@@ -19,6 +19,7 @@ no IO, no clock, no global platform read (the platform is an argument).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from harness.defs.types import AgentDef
 from harness.errors import PromptTooLargeError
@@ -37,11 +38,13 @@ __all__ = [
     "DARWIN_ARGV_PROMPT_BUDGET",
     "POSIX_ARGV_PROMPT_BUDGET",
     "QUOTE_HEAVY_ADVICE",
+    "ArgvPromptLimit",
     "argv_prompt_limit",
     "check_prompt_argv_budget",
     "check_prompt_budget",
     "check_windows_cmd_shim_budget",
     "check_windows_direct_exe_budget",
+    "explain_argv_prompt_limit",
 ]
 
 # ref §4.1 (prompt-budget.ts @1001d6db): POSIX_ARGV_PROMPT_BUDGET = 100_000 and, for darwin,
@@ -82,6 +85,45 @@ def argv_prompt_limit(max_prompt_arg_bytes: int, platform: str) -> int:
     if platform == "darwin":
         return max(max_prompt_arg_bytes, DARWIN_ARGV_PROMPT_BUDGET)
     return max(max_prompt_arg_bytes, POSIX_ARGV_PROMPT_BUDGET)
+
+
+@dataclass(frozen=True)
+class ArgvPromptLimit:
+    """The argv byte limit on a platform and where it comes from (BUDGET-ARGV-001)."""
+
+    #: The limit :func:`check_prompt_argv_budget` applies.
+    bytes: int
+    #: ``"def"``: the def's ``max_prompt_arg_bytes``; ``"platform"``: the platform's budget,
+    #: which is larger and wins.
+    source: str
+    max_prompt_arg_bytes: int
+    #: The platform's own budget (``None`` on win32, which has none: the def's number is
+    #: sized for its 32 K command line).
+    platform_budget: int | None
+
+    def describe(self, platform: str) -> str:
+        """One phrase for a person: ``100000 bytes (linux argv budget; ...)``."""
+        if self.platform_budget is None:
+            return f"{self.bytes} bytes (the def's max_prompt_arg_bytes, used as is on {platform})"
+        if self.source == "def":
+            return (
+                f"{self.bytes} bytes (the def's max_prompt_arg_bytes, above the {platform} "
+                f"argv budget of {self.platform_budget})"
+            )
+        return (
+            f"{self.bytes} bytes (the {platform} argv budget; the def's max_prompt_arg_bytes "
+            f"{self.max_prompt_arg_bytes} is the limit on win32)"
+        )
+
+
+def explain_argv_prompt_limit(max_prompt_arg_bytes: int, platform: str) -> ArgvPromptLimit:
+    """:func:`argv_prompt_limit` with where its value comes from (the def or the platform)."""
+    limit = argv_prompt_limit(max_prompt_arg_bytes, platform)
+    budget = {"win32": None, "darwin": DARWIN_ARGV_PROMPT_BUDGET}.get(
+        platform, POSIX_ARGV_PROMPT_BUDGET
+    )
+    source = "platform" if budget is not None and budget > max_prompt_arg_bytes else "def"
+    return ArgvPromptLimit(limit, source, max_prompt_arg_bytes, budget)
 
 
 def check_prompt_argv_budget(

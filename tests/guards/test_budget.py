@@ -24,6 +24,7 @@ from harness.guards.budget import (
     check_prompt_budget,
     check_windows_cmd_shim_budget,
     check_windows_direct_exe_budget,
+    explain_argv_prompt_limit,
 )
 
 SAFE = 32_511
@@ -491,3 +492,21 @@ def test_guards_return_none_or_one_error_for_any_input(
         assert error is None or (
             isinstance(error, PromptTooLargeError) and error.code == "AGENT_PROMPT_TOO_LARGE"
         )
+
+
+@pytest.mark.rule("BUDGET-ARGV-001")
+@given(
+    max_bytes=st.integers(min_value=1, max_value=400_000),
+    platform=st.sampled_from(["linux", "darwin", "win32", "freebsd"]),
+)
+def test_the_explained_limit_is_the_applied_one_and_names_whose_number_it_is(
+    max_bytes: int, platform: str
+) -> None:
+    explained = explain_argv_prompt_limit(max_bytes, platform)
+    assert explained.bytes == argv_prompt_limit(max_bytes, platform)
+    if explained.source == "def":
+        assert explained.bytes == max_bytes
+    else:
+        assert explained.source == "platform"
+        assert explained.bytes == explained.platform_budget and explained.bytes > max_bytes
+    assert explained.describe(platform).startswith(f"{explained.bytes} bytes (")
