@@ -113,11 +113,30 @@ def padded_line(frame: dict[str, Any], key: str, nbytes: int) -> str:
     return json.dumps(base, ensure_ascii=False, separators=(",", ":"))
 
 
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def chunk_json(value: Any, pieces: int = 3) -> list[str]:
-    """``value`` as compact JSON cut into ``pieces`` fragments (``input_json_delta``)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    size = max(1, -(-len(text) // pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)] or [text]
+    """``value`` as compact JSON cut into at most ``pieces`` fragments (``input_json_delta``).
+
+    An object is cut only between its members, never inside a string: a path in the
+    input stays whole on the wire, so a recording can put its placeholder in (design
+    §Recordings). Anything else is one fragment.
+    """
+    if not isinstance(value, dict) or len(value) < 2 or pieces < 2:
+        return [_compact(value)]
+    members = [_compact(str(k)) + ":" + _compact(v) for k, v in value.items()]
+    cuts = [len(members) * i // pieces for i in range(1, pieces)]
+    parts: list[str] = []
+    start = 0
+    for cut in [c for c in dict.fromkeys(cuts) if 0 < c < len(members)] + [len(members)]:
+        parts.append(",".join(members[start:cut]))
+        start = cut
+    parts[0] = "{" + parts[0]
+    parts[1:] = ["," + p for p in parts[1:]]
+    parts[-1] += "}"
+    return parts
 
 
 def truncated_line(frame: dict[str, Any]) -> str:
