@@ -57,6 +57,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "conformance.checks.defs",
     "conformance.checks.runs",
     "conformance.checks.adapter_layer",
+    "conformance.checks.fidelity",
 )
 
 #: Prefix of every ``skipped`` reason (design §Conformance model: "not applicable, with

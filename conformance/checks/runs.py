@@ -25,7 +25,7 @@ import json
 import os
 import signal as _signal
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,6 +106,12 @@ class RunObservation:
     files: Mapping[str, str | None] | None = None
     events_at_finish: int | None = None
     repro_command: str | None = None
+    #: The spawned argv (redacted); empty for a replay.
+    argv: Sequence[str] = ()
+    #: The def's help-probe flags, flag -> capability key (seed 002 §5.5).
+    capability_flags: Mapping[str, str] = field(default_factory=dict)
+    #: What ``build_args`` read (FIDELITY-CAPS-001); ``None``: not known (a replay).
+    capabilities: Mapping[str, bool] | None = None
 
     @property
     def repro(self) -> str:
@@ -156,8 +162,10 @@ def observe_run(
     secrets: list[str] = []
     files: dict[str, str | None] | None = None
     resume_style = "none"
+    capability_flags: Mapping[str, str] = {}
     if request is not None:
         resume_style = request.defn.resume_style.value
+        capability_flags = request.defn.capability_flags
         base = os.environ if request.env is None else request.env
         secrets = secret_env_values(base, request.env_overlay)
         if read_files:
@@ -182,6 +190,9 @@ def observe_run(
         secrets=tuple(secrets),
         files=files,
         repro_command=repro_command,
+        argv=tuple(result.argv),
+        capability_flags=dict(capability_flags),
+        capabilities=None if result.capabilities is None else dict(result.capabilities),
     )
 
 

@@ -317,6 +317,8 @@ class _Run:
         self.events = _Retained(retention)
         self.retention = retention
         self.argv: tuple[str, ...] = ()
+        #: What build_args read (FIDELITY-CAPS-001); ``None`` until it ran.
+        self.capabilities: dict[str, bool] | None = None
         self.counters: dict[str, int] = {
             "stdout_bytes": 0,
             "frames_written": 0,
@@ -431,6 +433,7 @@ class _Run:
             counters=counters,
             continuations=self.continuations,
             interruption=self.interruption,
+            capabilities=self.capabilities,
         )
 
     def _early(self, code: str, message: str, *, rule: str | None, source: str) -> RunResult:
@@ -489,6 +492,8 @@ class _Run:
             self._use_secrets(self.req.prompt, adapter.secrets if adapter else ())
             self.defn = prepared.defn
             self.argv = (prepared.launch_path, *prepared.args)
+            if self.req.argv_override is None:
+                self.capabilities = dict(self.req.capabilities or {})
             self.parser = prepared.parser
             self.plan = prepared.plan
             self.session = prepared.plan.session if prepared.plan is not None else None

@@ -185,6 +185,10 @@ class RunResult:
     #: With a continuation: how the first process's turn ended (the interruption the
     #: continuation recovered from, or did not), so it is never lost.
     interruption: RunError | None = None
+    #: The capabilities ``build_args`` read (seed 002 §5.5, FIDELITY-CAPS-001): the help
+    #: probe's findings for the spawned executable, or the request's own. ``None`` when
+    #: no ``build_args`` ran (a refused run, a user-given command).
+    capabilities: Mapping[str, bool] | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -220,6 +224,7 @@ class RunResult:
             "skills_staged": list(self.skills_staged),
             "continuations": self.continuations,
             "interruption": self.interruption.to_json() if self.interruption else None,
+            "capabilities": None if self.capabilities is None else dict(self.capabilities),
         }
         if include_events:
             out["events"] = [e.to_json() for e in self.events]

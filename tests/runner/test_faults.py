@@ -228,13 +228,16 @@ def _ignores_sigterm(pid: int) -> bool:
     return False
 
 
-async def _helpers_ready(leader_pids: set[int], deadline_s: float) -> list[int]:
-    """Wait until a fake's child and grandchild both ignore SIGTERM; return their pids."""
+async def _helpers_ready(before: set[int], deadline_s: float) -> list[int]:
+    """Wait until a fake's child and grandchild both ignore SIGTERM; return their pids.
+
+    The run's leader is any child of ours not in ``before``, looked for anew each time:
+    the runner's help probe (FIDELITY-CAPS-001) is a short-lived child started first."""
     loop = asyncio.get_running_loop()
     end = loop.time() + deadline_s
     while loop.time() < end:
         for child in psutil.Process().children():
-            if child.pid not in leader_pids:
+            if child.pid in before:
                 continue
             try:
                 helpers = child.children(recursive=True)
@@ -265,9 +268,7 @@ def test_spawn_tree_cancel_kills_child_and_grandchild_that_ignore_sigterm(
     async def main() -> tuple[RunResult, list[int]]:
         cancel = asyncio.Event()
         task = asyncio.ensure_future(run_agent_async(request, cancel=cancel))
-        await asyncio.sleep(0.05)
-        leaders = {p.pid for p in psutil.Process().children()} - before
-        helpers = await _helpers_ready(leaders, 20.0)
+        helpers = await _helpers_ready(before, 20.0)
         cancel.set()
         return await task, helpers
 
