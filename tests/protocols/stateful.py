@@ -49,6 +49,9 @@ class SessionSpec:
     requests: st.SearchStrategy[SessionRequest]
     #: Whole lines the peer may write (each ends with ``\\n``).
     lines: Sequence[bytes]
+    #: A well-behaved peer's lines in order (the frames that move the run on), so random
+    #: runs reach the deep phases, not only the first.
+    script: Sequence[bytes]
     #: ``cancel()`` before ``start()`` finishes the run instead of raising.
     cancel_before_start_ends: bool = False
     #: Events allowed after ``Finished`` (documented, e.g. dsh's one frame-after-result).
@@ -96,6 +99,7 @@ def session_machine_test(spec: SessionSpec) -> type[RuleBasedStateMachine]:
             self.finished: list[Finished] = []
             self.status: RunStatus | None = None
             self.phase = self.core.phase
+            self.script_at = 0
 
         # -- bookkeeping -------------------------------------------------------------------
 
@@ -158,11 +162,18 @@ def session_machine_test(spec: SessionSpec) -> type[RuleBasedStateMachine]:
             self.now += advance
             self._call(not self.started, lambda: self.session.tick(self.now))
 
-        @precondition(lambda self: self.started and not self.input_closed)
-        @rule()
-        def a_line_byte_by_byte(self) -> None:
-            for byte in spec.lines[len(self.finished) % len(spec.lines)]:
-                self._absorb(self.session.receive(bytes([byte]), self.now))
+        @precondition(
+            lambda self: self.started
+            and not self.input_closed
+            and self.script_at < len(spec.script)
+        )
+        @rule(bytewise=st.booleans())
+        def peer_follows_the_script(self, bytewise: bool) -> None:
+            line = spec.script[self.script_at]
+            self.script_at += 1
+            pieces = [line[i : i + 1] for i in range(len(line))] if bytewise else [line]
+            for piece in pieces:
+                self._absorb(self.session.receive(piece, self.now))
 
         # -- invariants -------------------------------------------------------------------
 
@@ -189,6 +200,6 @@ def session_machine_test(spec: SessionSpec) -> type[RuleBasedStateMachine]:
                 assert (self.core.error is not None) == (self.core.status is RunStatus.FAILED)
 
     SessionMachine.TestCase.settings = settings(
-        max_examples=60, stateful_step_count=25, deadline=None
+        max_examples=100, stateful_step_count=30, deadline=None
     )
     return SessionMachine

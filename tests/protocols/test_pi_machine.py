@@ -60,6 +60,16 @@ PiMachine = session_machine_test(
         make=lambda: PiRpcSession(graceful_shutdown_ms=100, retry_window_ms=1000),
         requests=_REQUESTS,
         lines=_LINES,
+        script=[
+            _line({"type": "response", "id": 1, "command": "new_session", "success": True}),
+            _line({"type": "agent_start"}),
+            _line({"type": "turn_end", "message": {"stopReason": "error"}}),
+            _line({"type": "agent_end", "messages": []}),
+            _line({"type": "auto_retry_start"}),
+            _line({"type": "agent_start"}),
+            _line({"type": "agent_end", "messages": []}),
+            _line({"type": "response", "id": 3, "command": "abort", "success": True}),
+        ],
         cancel_before_start_ends=True,
     )
 )
