@@ -69,6 +69,7 @@ class SessionCore(Generic[P, T]):
         self._grace = terminate_after_ms
         self._on_end = on_end
         self._input_closed = False
+        self._taken: set[T] = set()
         self._status: RunStatus | None = None
         self._error: SessionError | None = None
         self._counters: dict[str, int] = dict.fromkeys(counters, 0)
@@ -116,6 +117,11 @@ class SessionCore(Generic[P, T]):
     def allows(self, trigger: T) -> bool:
         return self.machine.allows(self._phase, trigger)
 
+    def took(self, trigger: T) -> bool:
+        """Whether this run ever took a ``trigger`` move (a fact read off the table's path,
+        e.g. "execute was written" = the ready move was taken)."""
+        return trigger in self._taken
+
     def move(self, trigger: T) -> P:
         """Take the table's move for ``trigger``; a terminal phase only via finish/fail."""
         target = self.machine.next(self._phase, trigger)
@@ -124,6 +130,7 @@ class SessionCore(Generic[P, T]):
                 f"{self.machine.name}: {trigger.name} ends the run; use finish() or fail()"
             )
         self._phase = target
+        self._taken.add(trigger)
         return target
 
     # -- host-call guards ------------------------------------------------------------------
@@ -208,6 +215,7 @@ class SessionCore(Generic[P, T]):
         if self._on_end is not None:
             self._on_end(actions, status)
         self._phase = target
+        self._taken.add(trigger)
         self._status = status
         self._error = error
         if close_stdin:

@@ -4,13 +4,10 @@ A sans-IO state machine (seed 001 §6, §7, §9, §10; ref §2.8). The runtime
 writes one JSON frame per stdout line; the host writes ``execute`` once the
 runtime said ``ready``, and ``cancel`` when the user cancels.
 
-States (``SessionState``) and what moves them::
-
-    NEW --start()--> HANDSHAKE --ready--> RUNNING --cancel()--> CANCELLING
-    HANDSHAKE --cancel()--> FINISHED(cancelled, no execute sent)
-    RUNNING/CANCELLING --result--> FINISHED(status of the result)
-    CANCELLING --tick(now >= grace)--> FINISHED(cancelled) + Terminate
-    any --violation / EOF without result--> FINISHED(failed)
+Phases and every legal move between them are one table, :data:`MACHINE` (drawn in
+``docs/design/sessions.md``); :class:`~harness.protocols.core.SessionCore` takes each move.
+A run ends in one of three terminal phases: ``RESULT`` (a terminal result frame),
+``ENDED`` (cancelled without one) or ``FAILED``.
 
 Decisions (documented here, each pinned by a test):
 
@@ -39,6 +36,7 @@ Decisions (documented here, each pinned by a test):
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 
 from harness.events import (
@@ -55,16 +53,13 @@ from harness.events import (
 )
 from harness.protocols.base import (
     Actions,
-    CloseStdin,
-    Finished,
-    LocalProtocolError,
     RunStatus,
     SessionError,
     SessionRequest,
     SessionState,
     SetDeadline,
-    Terminate,
 )
+from harness.protocols.core import SessionCore
 from harness.protocols.dsh_frames import (
     ContentFrame,
     FrameError,
@@ -83,12 +78,14 @@ from harness.protocols.dsh_frames import (
     parse_runtime_frame,
     tool_input,
 )
+from harness.protocols.machine import Machine
 from harness.streams.base import js_trim
 from harness.streams.decoder import DEFAULT_MAX_LINE_BYTES, Line, LineDecoder, OversizeLine
 
 __all__ = [
     "DEFAULT_CANCEL_GRACE_MS",
     "DEFAULT_TERMINATE_GRACE_MS",
+    "MACHINE",
     "PEER_MESSAGE_LIMIT",
     "DshProfileSession",
 ]
@@ -103,6 +100,60 @@ PEER_MESSAGE_LIMIT = 200
 _NAME = "DeepSeek Harness profile"
 _PROTOCOL_ERROR = "DSH_PROFILE_PROTOCOL_ERROR"
 _CANCEL_DEADLINE = "dsh-cancel-grace"
+
+
+class _Phase(enum.Enum):
+    NEW = "new"
+    AWAIT_READY = "await-ready"
+    RUNNING = "running"
+    CANCELLING = "cancelling"
+    #: Terminal: a result frame ended the run (later output breaks DSH-RESULT-ONCE-001).
+    RESULT = "result"
+    #: Terminal: cancelled without a result (before ``ready``, or the grace ran out).
+    ENDED = "ended"
+    #: Terminal: the first error; every later input is discarded.
+    FAILED = "failed"
+
+
+class _Move(enum.Enum):
+    START = "start"
+    #: ``ready`` validated; ``execute`` is written (DSH-READY-001).
+    READY = "ready"
+    CANCEL = "cancel"
+    CANCEL_BEFORE_READY = "cancel-before-ready"
+    RESULT = "result"
+    GRACE_OVER = "grace-over"
+    FAIL = "fail"
+
+
+_LIVE = (_Phase.AWAIT_READY, _Phase.RUNNING, _Phase.CANCELLING)
+
+#: Every legal move of a dsh profile run (MACHINE-MOVE-001).
+MACHINE: Machine[_Phase, _Move] = Machine(
+    name="dsh-profile-jsonl",
+    initial=_Phase.NEW,
+    moves={
+        (_Phase.NEW, _Move.START): _Phase.AWAIT_READY,
+        (_Phase.AWAIT_READY, _Move.READY): _Phase.RUNNING,
+        (_Phase.AWAIT_READY, _Move.CANCEL_BEFORE_READY): _Phase.ENDED,
+        (_Phase.RUNNING, _Move.CANCEL): _Phase.CANCELLING,
+        (_Phase.RUNNING, _Move.RESULT): _Phase.RESULT,
+        (_Phase.CANCELLING, _Move.RESULT): _Phase.RESULT,
+        (_Phase.CANCELLING, _Move.GRACE_OVER): _Phase.ENDED,
+        **{(phase, _Move.FAIL): _Phase.FAILED for phase in _LIVE},
+    },
+    terminal=frozenset({_Phase.RESULT, _Phase.ENDED, _Phase.FAILED}),
+)
+
+_STATE = {
+    _Phase.NEW: SessionState.NEW,
+    _Phase.AWAIT_READY: SessionState.HANDSHAKE,
+    _Phase.RUNNING: SessionState.RUNNING,
+    _Phase.CANCELLING: SessionState.CANCELLING,
+    _Phase.RESULT: SessionState.FINISHED,
+    _Phase.ENDED: SessionState.FINISHED,
+    _Phase.FAILED: SessionState.FINISHED,
+}
 
 
 class DshProfileSession:
@@ -124,37 +175,30 @@ class DshProfileSession:
             )
         self._max = max_frame_bytes
         self._cancel_grace = cancel_grace_ms
-        self._terminate_grace = terminate_grace_ms
         # The session never shows frame text, so the decoder keeps only a tiny head.
         self._decoder = LineDecoder(max_frame_bytes, head_bytes=64)
-        self._state = SessionState.NEW
+        self._core: SessionCore[_Phase, _Move] = SessionCore(
+            MACHINE,
+            _STATE,
+            ("frames", "ignored_foreign_frames", "frames_after_result", "lines_after_finish"),
+            terminate_after_ms=terminate_grace_ms,
+            on_end=self._close_thinking,
+        )
         self._request: SessionRequest | None = None
         self._execute: bytes = b""
         self._line_no = 0
         #: Bytes received since the last ``\n`` (early FRAME_TOO_LARGE detection).
         self._pending = 0
-        self._eof = False
         self._session_id: str | None = None
         self._identity: IdentityFrame | None = None
         self._thinking = False
-        self._execute_sent = False
-        self._cancel_sent = False
         self._cancel_deadline: float | None = None
-        self._result_seen = False
-        self._status: RunStatus | None = None
-        self._error: SessionError | None = None
-        self._counters: dict[str, int] = {
-            "frames": 0,
-            "ignored_foreign_frames": 0,
-            "frames_after_result": 0,
-            "lines_after_finish": 0,
-        }
 
     # -- properties -----------------------------------------------------------
 
     @property
     def state(self) -> SessionState:
-        return self._state
+        return self._core.state
 
     @property
     def session_id(self) -> str | None:
@@ -163,20 +207,20 @@ class DshProfileSession:
 
     @property
     def counters(self) -> Mapping[str, int]:
-        return dict(self._counters)
+        return self._core.counters
 
     @property
     def status(self) -> RunStatus | None:
-        return self._status
+        return self._core.status
 
     @property
     def error(self) -> SessionError | None:
-        return self._error
+        return self._core.error
 
     @property
     def execute_sent(self) -> bool:
         """True once ``execute`` was written (never before ``ready``)."""
-        return self._execute_sent
+        return self._core.took(_Move.READY)
 
     @property
     def plugin_version(self) -> str | None:
@@ -195,18 +239,15 @@ class DshProfileSession:
         Raises :class:`~harness.protocols.dsh_frames.DshRequestError` (a bad
         model or cwd) before any state changes.
         """
-        if self._state is not SessionState.NEW:
-            raise LocalProtocolError(f"start() called in state {self._state.value}")
+        self._core.require_new()
         execute = encode_frame(build_execute(request))
         self._request = request
         self._execute = execute
-        self._state = SessionState.HANDSHAKE
+        self._core.move(_Move.START)
         return Actions()
 
     def receive(self, data: bytes, now_ms: float) -> Actions:
-        self._require_started("receive")
-        if self._eof:
-            raise LocalProtocolError("receive() called after end_of_output()")
+        self._core.check_receive()
         actions = Actions()
         if self._failed() or not data:
             return actions
@@ -216,78 +257,70 @@ class DshProfileSession:
             self._on_item(item, actions)
             if self._failed():
                 return actions
-        if self._state is not SessionState.FINISHED and self._pending > self._max:
+        if not self._core.ended and self._pending > self._max:
             # ref §2.8: "an un-terminated buffer > max → DSH_PROFILE_FRAME_TOO_LARGE".
             self._too_large(self._line_no + 1, actions)
         return actions
 
     def end_of_output(self, now_ms: float) -> Actions:
-        self._require_started("end_of_output")
         actions = Actions()
-        if self._eof:
-            return actions
-        self._eof = True
-        if self._failed():
+        if not self._core.close_input() or self._failed():
             return actions
         for item in self._decoder.finish():
             self._on_item(item, actions)
-        if self._state is not SessionState.FINISHED:
+        if not self._core.ended:
             # seed 001 §6: "Process exit, EOF, idle state, or text output alone never
             # means success." (DSH-RESULT-MISSING-001)
-            self._fail(
+            self._core.fail(
                 actions,
-                f"{_NAME} exited without a terminal result.",
+                _Move.FAIL,
                 code="DSH_PROFILE_MISSING_RESULT",
+                message=f"{_NAME} exited without a terminal result.",
                 rule="DSH-RESULT-MISSING-001",
             )
         return actions
 
     def cancel(self, now_ms: float) -> Actions:
         """Seed 001 §10 step 1: send ``cancel`` for the active request, then wait."""
-        self._require_started("cancel")
+        self._core.require_started("cancel")
         actions = Actions()
-        if self._state is SessionState.HANDSHAKE:
+        if self._core.phase is _Phase.AWAIT_READY:
             # ref §2.8 "Abort before ready → finish cancelled without sending execute";
             # no request is active yet, so there is nothing to send (DSH-CANCEL-BEFORE-READY-001).
-            self._finish(RunStatus.CANCELLED, actions, terminate=True)
+            self._core.finish(actions, _Move.CANCEL_BEFORE_READY, RunStatus.CANCELLED)
             return actions
-        if self._state is not SessionState.RUNNING:
+        if not self._core.allows(_Move.CANCEL):
             return actions  # already cancelling or finished: a no-op (DSH-CANCEL-AFTER-FINISH-001)
         assert self._request is not None
-        self._cancel_sent = True
         self._cancel_deadline = now_ms + self._cancel_grace
-        self._state = SessionState.CANCELLING
+        self._core.move(_Move.CANCEL)
         actions.frames.append(encode_frame(build_cancel(self._request.request_id)))
         actions.controls.append(SetDeadline(self._cancel_deadline, _CANCEL_DEADLINE))
         return actions
 
     def tick(self, now_ms: float) -> Actions:
         """Seed 001 §10 steps 3-5: grace over -> close stdin, terminate the tree."""
-        self._require_started("tick")
+        self._core.require_started("tick")
         actions = Actions()
         if (
-            self._state is SessionState.CANCELLING
+            self._core.phase is _Phase.CANCELLING
             and self._cancel_deadline is not None
             and now_ms >= self._cancel_deadline
         ):
-            self._finish(RunStatus.CANCELLED, actions, terminate=True)
+            self._core.finish(actions, _Move.GRACE_OVER, RunStatus.CANCELLED)
         return actions
 
     # -- lines ------------------------------------------------------------------
 
     def _failed(self) -> bool:
-        return self._status is RunStatus.FAILED
-
-    def _require_started(self, call: str) -> None:
-        if self._state is SessionState.NEW:
-            raise LocalProtocolError(f"{call}() called before start()")
+        return self._core.phase is _Phase.FAILED
 
     def _on_item(self, item: Line | OversizeLine, actions: Actions) -> None:
         self._line_no += 1
         line_no = self._line_no
         if isinstance(item, Line) and not js_trim(item.text):
             return  # blank lines are not frames (ref §2.8)
-        if self._state is SessionState.FINISHED:
+        if self._core.ended:
             self._after_finish(actions)
             return
         if isinstance(item, OversizeLine):
@@ -301,18 +334,20 @@ class DshProfileSession:
         except ValueError:
             if item.unterminated:
                 # Brief + ref §2.8 failIfIncomplete: EOF inside a frame (DSH-FRAME-TRUNCATED-001).
-                self._fail(
+                self._core.fail(
                     actions,
-                    f"{_NAME} ended with a truncated frame (stdout line {line_no}).",
+                    _Move.FAIL,
                     code="DSH_PROFILE_TRUNCATED_FRAME",
+                    message=f"{_NAME} ended with a truncated frame (stdout line {line_no}).",
                     rule="DSH-FRAME-TRUNCATED-001",
                 )
             else:
                 # seed 001 §6: "malformed frames fail the run deterministically".
-                self._fail(
+                self._core.fail(
                     actions,
-                    f"{_NAME} emitted malformed JSON (stdout line {line_no}).",
+                    _Move.FAIL,
                     code="DSH_PROFILE_MALFORMED_FRAME",
+                    message=f"{_NAME} emitted malformed JSON (stdout line {line_no}).",
                     rule="DSH-FRAME-MALFORMED-001",
                 )
             return
@@ -326,16 +361,15 @@ class DshProfileSession:
                 rule = "DSH-REQID-002"
             self._invalid(line_no, exc.detail, actions, rule=rule)
             return
-        self._counters["frames"] += 1
+        self._core.count("frames")
         self._on_frame(frame, actions)
 
     def _after_finish(self, actions: Actions) -> None:
-        if not self._result_seen:
-            self._counters["lines_after_finish"] += 1
+        if self._core.phase is not _Phase.RESULT:
+            self._core.count("lines_after_finish")
             return
         # seed 001 §6: "Only one terminal result is accepted" (DSH-RESULT-ONCE-001).
-        self._counters["frames_after_result"] += 1
-        if self._counters["frames_after_result"] == 1:
+        if self._core.count("frames_after_result") == 1:
             actions.events.append(
                 Error(
                     code="DSH_PROFILE_FRAME_AFTER_RESULT",
@@ -346,20 +380,25 @@ class DshProfileSession:
             )
 
     def _too_large(self, line_no: int, actions: Actions) -> None:
-        self._fail(
+        self._core.fail(
             actions,
-            f"{_NAME} emitted an oversized frame (stdout line {line_no}, limit {self._max} bytes).",
+            _Move.FAIL,
             code="DSH_PROFILE_FRAME_TOO_LARGE",
+            message=(
+                f"{_NAME} emitted an oversized frame (stdout line {line_no}, "
+                f"limit {self._max} bytes)."
+            ),
             rule="DSH-FRAME-TOOLARGE-001",
         )
 
     def _invalid(
         self, line_no: int, detail: str, actions: Actions, *, rule: str = "DSH-FRAME-INVALID-001"
     ) -> None:
-        self._fail(
+        self._core.fail(
             actions,
-            f"{_NAME} emitted an invalid frame: {detail} (stdout line {line_no}).",
+            _Move.FAIL,
             code="DSH_PROFILE_INVALID_FRAME",
+            message=f"{_NAME} emitted an invalid frame: {detail} (stdout line {line_no}).",
             rule=rule,
         )
 
@@ -367,34 +406,42 @@ class DshProfileSession:
 
     def _on_frame(self, frame: RuntimeFrame, actions: Actions) -> None:
         assert self._request is not None
-        if self._state is SessionState.HANDSHAKE:
+        if self._core.phase is _Phase.AWAIT_READY:
             if not isinstance(frame, IdentityFrame) or frame.type != "ready":
                 # seed 001 §6/§7: a run begins with "validate ready" (DSH-READY-001).
-                self._fail(
-                    actions, f"{_NAME} did not begin with a ready frame.", rule="DSH-READY-001"
+                self._core.fail(
+                    actions,
+                    _Move.FAIL,
+                    code=_PROTOCOL_ERROR,
+                    message=f"{_NAME} did not begin with a ready frame.",
+                    rule="DSH-READY-001",
                 )
                 return
             self._identity = frame
-            self._state = SessionState.RUNNING
-            self._execute_sent = True
+            self._core.move(_Move.READY)
             actions.frames.append(self._execute)
             return
         if isinstance(frame, IdentityFrame):
-            self._fail(
-                actions, f"{_NAME} emitted an unexpected identity frame.", rule="DSH-READY-003"
+            self._core.fail(
+                actions,
+                _Move.FAIL,
+                code=_PROTOCOL_ERROR,
+                message=f"{_NAME} emitted an unexpected identity frame.",
+                rule="DSH-READY-003",
             )
             return
         if frame.request_id is not None and frame.request_id != self._request.request_id:
             # seed 001 §6: "Frames for another request are ignored and counted; they
             # cannot affect the current run." (DSH-REQID-001)
-            self._counters["ignored_foreign_frames"] += 1
+            self._core.count("ignored_foreign_frames")
             return
         if isinstance(frame, ProtocolErrorFrame):
             # ref §2.8: "`protocol_error` → fatal with its code" (DSH-PROTOCOL-ERROR-001).
-            self._fail(
+            self._core.fail(
                 actions,
-                f"{_NAME} reported a protocol error.",
+                _Move.FAIL,
                 code=frame.code,
+                message=f"{_NAME} reported a protocol error.",
                 rule="DSH-PROTOCOL-ERROR-001",
             )
         elif isinstance(frame, SessionFrame):
@@ -408,9 +455,11 @@ class DshProfileSession:
         if self._session_id is not None:
             return True
         # seed 001 §6: "session must arrive before content/tool frames" (DSH-SESSION-ORDER-001).
-        self._fail(
+        self._core.fail(
             actions,
-            f"{_NAME} emitted run content before establishing a session.",
+            _Move.FAIL,
+            code=_PROTOCOL_ERROR,
+            message=f"{_NAME} emitted run content before establishing a session.",
             rule="DSH-SESSION-ORDER-001",
         )
         return False
@@ -419,26 +468,31 @@ class DshProfileSession:
         assert self._request is not None
         resume = self._request.resume_session_id
         if self._session_id is not None:
-            self._fail(
+            self._core.fail(
                 actions,
-                f"{_NAME} emitted more than one session frame.",
+                _Move.FAIL,
+                code=_PROTOCOL_ERROR,
+                message=f"{_NAME} emitted more than one session frame.",
                 rule="DSH-SESSION-ONCE-001",
             )
             return
         if resume and (not frame.resumed or frame.session_id != resume):
             # seed 001 §6: "On resume, the returned session id must exactly equal the
             # requested id and resumed must be true." (DSH-RESUME-001)
-            self._fail(
+            self._core.fail(
                 actions,
-                f"{_NAME} resumed a different session.",
+                _Move.FAIL,
                 code="DSH_PROFILE_RESUME_MISMATCH",
+                message=f"{_NAME} resumed a different session.",
                 rule="DSH-RESUME-001",
             )
             return
         if not resume and frame.resumed:
-            self._fail(
+            self._core.fail(
                 actions,
-                f"{_NAME} reported an unexpected resumed session.",
+                _Move.FAIL,
+                code=_PROTOCOL_ERROR,
+                message=f"{_NAME} reported an unexpected resumed session.",
                 rule="DSH-RESUME-003",
             )
             return
@@ -487,26 +541,30 @@ class DshProfileSession:
         resume = self._request.resume_session_id
         if frame.resume_rejected:
             if not resume:
-                self._fail(
+                self._core.fail(
                     actions,
-                    f"{_NAME} rejected a resume that was not requested.",
+                    _Move.FAIL,
+                    code=_PROTOCOL_ERROR,
+                    message=f"{_NAME} rejected a resume that was not requested.",
                     rule="DSH-RESUME-004",
                 )
             elif frame.session_id != resume:
-                self._fail(
+                self._core.fail(
                     actions,
-                    f"{_NAME} rejected a different session.",
+                    _Move.FAIL,
                     code="DSH_PROFILE_RESUME_MISMATCH",
+                    message=f"{_NAME} rejected a different session.",
                     rule="DSH-RESUME-001",
                 )
             else:
                 # seed 001 §6: "A missing or corrupt resume target returns a terminal
                 # structured failure. It must not silently create a new session."
                 # The runtime's own message is not repeated (it may name private paths).
-                self._fail(
+                self._core.fail(
                     actions,
-                    f"{_NAME} could not resume the saved session.",
+                    _Move.FAIL,
                     code="DSH_PROFILE_RESUME_REJECTED",
+                    message=f"{_NAME} could not resume the saved session.",
                     rule="DSH-RESUME-002",
                 )
             return
@@ -522,10 +580,11 @@ class DshProfileSession:
             self._require_session(actions)
             return
         if frame.session_id != self._session_id:
-            self._fail(
+            self._core.fail(
                 actions,
-                f"{_NAME} terminal result changed the session id.",
+                _Move.FAIL,
                 code="DSH_PROFILE_SESSION_MISMATCH",
+                message=f"{_NAME} terminal result changed the session id.",
                 rule="DSH-RESULT-SESSION-001",
             )
             return
@@ -536,21 +595,21 @@ class DshProfileSession:
             self._on_cancelled(actions)
             return
         # seed 001 §9 "result: completed → clean turn completion" (DSH-EVENT-COMPLETE-001).
-        self._result_seen = True
-        self._finish(RunStatus.COMPLETED, actions)
+        self._core.finish(actions, _Move.RESULT, RunStatus.COMPLETED, terminate=False)
 
     def _on_cancelled(self, actions: Actions) -> None:
-        if not self._cancel_sent:
+        if self._core.phase is not _Phase.CANCELLING:
             # ref §2.8 / §10.1: a cancelled result without our abort is fatal.
-            self._fail(
+            self._core.fail(
                 actions,
-                f"{_NAME} cancelled a run that the host did not cancel.",
+                _Move.FAIL,
+                code=_PROTOCOL_ERROR,
+                message=f"{_NAME} cancelled a run that the host did not cancel.",
                 rule="DSH-RESULT-CANCELLED-001",
             )
             return
         # seed 001 §10 step 2-3: result: cancelled within the grace, then close stdin.
-        self._result_seen = True
-        self._finish(RunStatus.CANCELLED, actions)
+        self._core.finish(actions, _Move.RESULT, RunStatus.CANCELLED, terminate=False)
 
     def _fail_with_peer_error(self, frame: ResultFrame, actions: Actions) -> None:
         # seed 001 §9 "result: failed → structured run failure": the runtime's code,
@@ -559,32 +618,17 @@ class DshProfileSession:
         message = frame.error.message
         if len(message) > PEER_MESSAGE_LIMIT:
             message = message[:PEER_MESSAGE_LIMIT] + "…"
-        self._fail(
+        self._core.fail(
             actions,
-            f"{_NAME} run failed: {message}",
+            _Move.FAIL,
             code=frame.error.code,
+            message=f"{_NAME} run failed: {message}",
             rule="DSH-RESULT-FAILED-001",
         )
 
     # -- endings ----------------------------------------------------------------
 
-    def _finish(self, status: RunStatus, actions: Actions, *, terminate: bool = False) -> None:
-        self._state = SessionState.FINISHED
-        self._status = status
-        if self._thinking:
+    def _close_thinking(self, actions: Actions, status: RunStatus) -> None:
+        """A run that ends without failing closes its open thinking block first."""
+        if self._thinking and status is not RunStatus.FAILED:
             actions.events.append(ThinkingEnd())
-        actions.controls.append(CloseStdin())
-        if terminate:
-            actions.controls.append(Terminate(after_ms=self._terminate_grace))
-        actions.controls.append(Finished(status))
-
-    def _fail(
-        self, actions: Actions, message: str, *, rule: str, code: str = _PROTOCOL_ERROR
-    ) -> None:
-        error = SessionError(code=code, message=message, rule=rule, retryable=False)
-        self._state = SessionState.FINISHED
-        self._status = RunStatus.FAILED
-        self._error = error
-        actions.controls.append(CloseStdin())
-        actions.controls.append(Terminate(after_ms=self._terminate_grace))
-        actions.controls.append(Finished(RunStatus.FAILED, error))

@@ -102,6 +102,7 @@ __all__ = [
     "DEFAULT_RETRY_WINDOW_MS",
     "ERROR_RAW_LIMIT",
     "FIRE_AND_FORGET_METHODS",
+    "MACHINE",
     "RETRY_DEADLINE",
     "PiRpcSession",
     "changed_session_file",
