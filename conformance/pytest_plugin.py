@@ -961,11 +961,20 @@ def fake_cli(
     return FakeCliFactory(defn, emulator, _adapter_sandbox, _test_dir(request))
 
 
+def _node_from_invocation_dir(item: pytest.Item) -> str:
+    """The test's node id with its file path relative to where pytest was started, so the
+    reproduce command runs from there (PLUGIN-REPRO-001); a node id is rootdir-relative."""
+    file, sep, rest = item.nodeid.partition("::")
+    start = item.config.invocation_params.dir
+    path = os.path.relpath(item.config.rootpath / file, start)
+    return Path(path).as_posix() + sep + rest
+
+
 @pytest.fixture
 def run_agent(request: pytest.FixtureRequest, fake_cli: FakeCliFactory) -> AgentRunner:
     """``run_agent(prompt=..., scenario="happy", **overrides) -> RunResult`` (PLUGIN-RUN-001)."""
     session = request.config.stash[_SESSION]
-    args = [shlex.quote(request.node.nodeid)]
+    args = [shlex.quote(_node_from_invocation_dir(request.node))]
     if fake_cli.defn is session.defn:
         args += [shlex.quote(a) for a in session.option_args()]
     repro = "python -m pytest " + " ".join(args)

@@ -80,6 +80,12 @@ RULES: tuple[Rule, ...] = (
         "design §Conformance model",
     ),
     _rule(
+        "PLUGIN-REPRO-001",
+        "A failed check's reproduce command runs from the directory pytest was started in: "
+        "the test's path is relative to it, not to the rootdir.",
+        "design §Conformance model",
+    ),
+    _rule(
         "PLUGIN-SNAP-001",
         "EventStreamExtension writes one .jsonl file per snapshot: a format header line, then "
         "one normalized event per line; a second run against the file passes.",

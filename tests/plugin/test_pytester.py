@@ -137,6 +137,31 @@ def test_a_def_with_a_wrong_argv_fails_naming_the_rule(pytester: pytest.Pytester
     assert "reproduce: python -m pytest test_my_adapter.py::test_a_happy_run" in text
 
 
+@pytest.mark.rule("PLUGIN-REPRO-001", "PLUGIN-MARK-002")
+def test_the_reproduce_command_runs_from_the_directory_pytest_started_in(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rootdir (its pytest.ini) is above the tests; pytest starts in their folder."""
+    copy_example(pytester)
+    sub = pytester.path / "adapters"
+    sub.mkdir()
+    for name in ("test_my_adapter.py", "my_adapter.py"):
+        (pytester.path / name).rename(sub / name)
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    adapter = sub / "my_adapter.py"
+    good = adapter.read_text(encoding="utf-8")
+    adapter.write_text(
+        good.replace("return [*args, *HEADLESS]", 'return [*args, "--yolo", *HEADLESS]'),
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(sub)
+    result = run(pytester, "--adapter-def", "my_adapter.py", "-k", "happy_run")
+    expect(result, failed=1)
+    text = output(result)
+    command = "python -m pytest test_my_adapter.py::test_a_happy_run --adapter-def my_adapter.py"
+    assert f"reproduce: {command}" in text  # the node id says adapters/test_my_adapter.py
+
+
 @pytest.mark.rule("PLUGIN-MARK-002")
 def test_a_marked_rule_fails_a_test_whose_body_passed(pytester: pytest.Pytester) -> None:
     write(
