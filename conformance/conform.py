@@ -438,50 +438,75 @@ class ProgressUpdate:
     total: int
     #: e.g. ``"DEF-BUDGET-001"``, ``"scenario happy"``, ``"real CLI"``, ``"done"``.
     current: str
-    #: Fail outcomes seen so far.
+    #: Rules failed so far, not counting the baseline's expected failures: the verdict
+    #: table's fail column for this def once it is finished.
     failures: int = 0
     finished: bool = False
+    #: Failed rules the baseline lists (the table's xfail column).
+    expected: int = 0
 
 
 OnProgress = Callable[[ProgressUpdate], None]
 
 
 class _Tracker:
-    def __init__(self, plan: ConformPlan, on_progress: OnProgress | None) -> None:
+    """Progress per def (CONFORM-PROGRESS-001). A def is finished when its runs and its
+    concurrent def checks are; failed rules are counted as the verdict table counts them."""
+
+    def __init__(
+        self, plan: ConformPlan, on_progress: OnProgress | None, baseline: EntryList | None
+    ) -> None:
         self._on = on_progress
+        self._baseline = baseline
         self.total = {p.id: len(p.scenarios) if p.target.emulator else 0 for p in plan.defs}
         self.done = dict.fromkeys(self.total, 0)
-        self.failures = dict.fromkeys(self.total, 0)
+        self.failed: dict[str, set[str]] = {d: set() for d in self.total}
         self.finished: set[str] = set()
+        #: Defs whose concurrent (phase 1b) def checks are still running.
+        self.checking: set[str] = set()
         self.real = {p.id: p.real for p in plan.defs}
         self._lock = threading.RLock()
 
     def note(self, def_id: str, current: str, outcomes: Iterable[Outcome] = ()) -> None:
         with self._lock:  # def checks of several defs may report from worker threads
-            self.failures[def_id] += sum(1 for o in outcomes if o.status is Status.FAIL)
+            self.failed[def_id].update(o.rule_id for o in outcomes if o.status is Status.FAIL)
             if current == "done":
                 if def_id in self.finished:
                     return
                 self.finished.add(def_id)
             if self._on is not None:
+                failed = self.failed[def_id]
+                listed = {r for r in failed if self._baseline and self._baseline.lists(def_id, r)}
                 self._on(
                     ProgressUpdate(
                         def_id,
                         self.done[def_id],
                         self.total[def_id],
                         current,
-                        self.failures[def_id],
+                        len(failed - listed),
                         finished=current == "done",
+                        expected=len(listed),
                     )
                 )
 
+    def _maybe_finished(self, def_id: str) -> None:
+        with self._lock:
+            ran = self.done[def_id] >= self.total[def_id]
+            if ran and def_id not in self.checking and not self.real.get(def_id):
+                self.note(def_id, "done")
+
     def run_done(self, def_id: str, scenario: str, outcomes: Sequence[Outcome]) -> None:
-        self.done[def_id] += 1
+        with self._lock:
+            self.done[def_id] += 1
         worst = next((o.rule_id for o in outcomes if o.status is Status.FAIL), None)
         current = f"scenario {scenario}" + (f" ({worst} fails)" if worst else "")
         self.note(def_id, current, outcomes)
-        if self.done[def_id] == self.total[def_id] and not self.real.get(def_id):
-            self.note(def_id, "done")
+        self._maybe_finished(def_id)
+
+    def checks_done(self, def_id: str) -> None:
+        with self._lock:
+            self.checking.discard(def_id)
+        self._maybe_finished(def_id)
 
 
 # ---------------------------------------------------------------------------- running
@@ -691,6 +716,16 @@ def _def_outcomes(
     return out
 
 
+def _checked_def(
+    plan: ConformPlan, index: int, tracker: _Tracker, rule_ids: Sequence[str]
+) -> list[Outcome]:
+    """:func:`_def_outcomes`, then the def's checks are done (for its progress)."""
+    try:
+        return _def_outcomes(plan, index, tracker, rule_ids)
+    finally:
+        tracker.checks_done(plan.defs[index].id)
+
+
 def _split_def_rules(plan: ConformPlan) -> tuple[list[list[str]], list[list[str]]]:
     """Per def: the def rules whose checks live in :data:`SERIAL_CHECK_MODULES` (or have no
     registered check) and the rest, which may run concurrently with other defs'."""
@@ -851,7 +886,7 @@ def run_conform(
 
     rules = all_rules() if catalog is None else catalog
     started = time.monotonic()
-    tracker = _Tracker(plan, on_progress)
+    tracker = _Tracker(plan, on_progress, baseline)
     outcomes: list[Outcome] = []
     # Phase 1a: the argv checks, one def after another: they flip sys.platform, which
     # every thread sees (conformance/checks/defs.py), so nothing else runs meanwhile.
@@ -867,8 +902,9 @@ def run_conform(
         ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool,
         tempfile.TemporaryDirectory(prefix="harness-conform-", dir=work_dir) as tmp,
     ):
+        tracker.checking.update(plan.defs[i].id for i in range(len(plan.defs)) if parallel[i])
         futures = [
-            pool.submit(_def_outcomes, plan, i, tracker, parallel[i])
+            pool.submit(_checked_def, plan, i, tracker, parallel[i])
             for i in range(len(plan.defs))
             if parallel[i]
         ]
@@ -893,7 +929,12 @@ def run_conform(
             )
         tracker.note(p.id, "done")
     verdict = judge(
-        outcomes, rules=rules, applicable=plan.applicable, baseline=baseline, flaky=flaky
+        outcomes,
+        rules=rules,
+        applicable=plan.applicable,
+        baseline=baseline,
+        flaky=flaky,
+        known_defs=[d.id for d in plan.siblings],
     )
     return ConformResult(
         plan=plan,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -417,6 +417,7 @@ def judge(
     applicable: Mapping[str, Iterable[str]] | None = None,
     baseline: EntryList | None = None,
     flaky: EntryList | None = None,
+    known_defs: Collection[str] = (),
 ) -> Verdict:
     """Fold ``outcomes`` into a :class:`Verdict`.
 
@@ -424,7 +425,9 @@ def judge(
     naming a rule outside it is an error. ``applicable``: def id → the rule ids that
     apply to it; an applicable rule with no outcome is ``not_tested``
     (CONFORM-VERDICT-001). ``baseline`` / ``flaky``: parsed lists
-    (:mod:`conformance.baseline`).
+    (:mod:`conformance.baseline`). ``known_defs``: every def id that exists (judged or
+    not); an entry naming one this run did not judge (``--agent`` narrowed it) is not
+    reported as matching no cell (CONFORM-BASELINE-STALE-001).
     """
     catalog = all_rules() if rules is None else rules
     outcomes = list(outcomes)
@@ -463,7 +466,10 @@ def judge(
     entries = baseline.entries if baseline is not None else ()
     matched_by_entry = {e: [c for c in observed if e.matches(c.def_id, c.rule_id)] for e in entries}
     stale = tuple(e for e in entries if _entry_is_stale(e, matched_by_entry[e], flaky))
-    unmatched = tuple(e for e in entries if not matched_by_entry[e])
+    not_judged = set(known_defs) - set(defs)
+    unmatched = tuple(
+        e for e in entries if not matched_by_entry[e] and e.def_id not in not_judged
+    )
     cells: list[Cell] = []
     for c in observed:
         b_entries = baseline.matching(c.def_id, c.rule_id) if baseline is not None else ()

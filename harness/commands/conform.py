@@ -24,7 +24,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -96,31 +96,58 @@ def check_out_dir(out_dir: Path) -> None:
             return
 
 
-class LineProgress:
-    """Plain progress for a pipe or a log: a line when a def starts its real run or
-    finishes (CONFORM-PROGRESS-001)."""
+def failed_words(update: ProgressUpdate) -> str:
+    """``", 4 rule(s) failed, 1 expected"``: counted as the verdict table counts them."""
+    words = f", {update.failures} rule(s) failed" if update.failures else ""
+    return words + (f", {update.expected} expected" if update.expected else "")
 
-    def __init__(self, stream: TextIO) -> None:
+
+class LineProgress:
+    """Plain progress for a pipe or a CI log (CONFORM-PROGRESS-001): a line per finished
+    def and per real run step, and, when ``every_s`` passed without a line, one with the
+    runs done so far (fake runs are scenario-major: defs finish late and together)."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        every_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.stream = stream
+        self.every_s = every_s
+        self.clock = clock
+        self.runs = 0
+        self.total_runs = 0
+        self.defs = 0
+        self.finished = 0
+        self.last = clock()
 
     def start(self, plan: ConformPlan, jobs: int) -> None:
-        runs = len(plan.jobs)
-        self.stream.write(
-            f"conform: {len(plan.defs)} def(s), {runs} fake run(s), {jobs} at a time\n"
-        )
-        self.stream.flush()
+        self.total_runs = len(plan.jobs)
+        self.defs = len(plan.defs)
+        self._line(f"{self.defs} def(s), {self.total_runs} fake run(s), {jobs} at a time")
 
     def __call__(self, update: ProgressUpdate) -> None:
+        if update.current.startswith("scenario"):
+            self.runs += 1
         if update.finished:
-            fails = f", {update.failures} failed check(s)" if update.failures else ""
-            self.stream.write(
-                f"conform: {update.def_id}: {update.done}/{update.total} runs done{fails}\n"
+            self.finished += 1
+            self._line(
+                f"{update.def_id}: {update.done}/{update.total} runs done{failed_words(update)}"
             )
         elif update.current.startswith("real"):
-            self.stream.write(f"conform: {update.def_id}: {update.current}\n")
-        else:
-            return
+            self._line(f"{update.def_id}: {update.current}")
+        elif self.clock() - self.last >= self.every_s:
+            self._line(
+                f"{self.runs}/{self.total_runs} fake runs done, "
+                f"{self.finished}/{self.defs} def(s) finished"
+            )
+
+    def _line(self, text: str) -> None:
+        self.stream.write(f"conform: {text}\n")
         self.stream.flush()
+        self.last = self.clock()
 
     def close(self) -> None:
         return None
@@ -176,7 +203,7 @@ class TtyProgress:
             filled = 12 * u.done // u.total if u.total else 12 * int(u.finished)
             bar = "#" * filled + "." * (12 - filled)
             mark = "done" if u.finished else u.current
-            fails = f"  {u.failures} failed" if u.failures else ""
+            fails = failed_words(u).replace(",", " ", 1)
             line = f"{d.ljust(name_w)} [{bar}] {u.done:>3}/{u.total:<3} {mark}{fails}"
             out.append(line[:width])
         if hidden:

@@ -18,7 +18,7 @@ from conformance.baseline import (
     load_flaky,
     parse_entries,
 )
-from conformance.verdicts import EXIT_NOT_CONFORMANT, EXIT_OK, Disposition, Status
+from conformance.verdicts import EXIT_NOT_CONFORMANT, EXIT_OK, Disposition, Status, judge
 from tests.conformance import RULES, entries, outcome, verdict_of
 
 P, F, S, N = Status.PASS, Status.FAIL, Status.SKIPPED, Status.NOT_TESTED
@@ -184,6 +184,19 @@ def test_entries_matching_nothing_are_reported_not_failed() -> None:
     assert [e.text for e in verdict.unmatched_entries] == ["zeta:DEMO-STREAM-001", "DEMO-USAGE-002"]
     assert verdict.stale_entries == ()
     assert verdict.exit_code == EXIT_OK
+
+
+@pytest.mark.rule("CONFORM-BASELINE-STALE-001")
+def test_entries_about_defs_this_run_did_not_judge_are_not_noted() -> None:
+    """``--agent alpha``: beta-cli exists but was not judged, so its entry is no news; a
+    def id nothing knows (a typo) and a rule-wide entry still are."""
+    verdict = judge(
+        [outcome("alpha", "DEMO-STREAM-001", P)],
+        rules=RULES,
+        baseline=entries("beta-cli:DEMO-STREAM-001\nzeta:DEMO-STREAM-001\nDEMO-USAGE-002\n"),
+        known_defs=("alpha", "beta-cli"),
+    )
+    assert [e.text for e in verdict.unmatched_entries] == ["zeta:DEMO-STREAM-001", "DEMO-USAGE-002"]
 
 
 @pytest.mark.rule("CONFORM-FLAKY-001", "CONFORM-BASELINE-STALE-001")

@@ -562,12 +562,67 @@ def test_line_progress_prints_a_line_per_finished_def() -> None:
     view = LineProgress(stream)
     view.start(plan, 3)
     view(conform.ProgressUpdate("claude", 0, 1, "DEF-ID-001"))
-    view(conform.ProgressUpdate("claude", 1, 1, "done", failures=2, finished=True))
+    view(conform.ProgressUpdate("claude", 1, 1, "done", failures=2, finished=True, expected=1))
     assert stream.getvalue().splitlines() == [
         "conform: 1 def(s), 1 fake run(s), 3 at a time",
-        "conform: claude: 1/1 runs done, 2 failed check(s)",
+        "conform: claude: 1/1 runs done, 2 rule(s) failed, 1 expected",
     ]
     assert "\x1b" not in stream.getvalue()
+
+
+@pytest.mark.rule("CONFORM-PROGRESS-001")
+def test_line_progress_says_how_far_the_runs_are_when_no_def_finished_for_a_while() -> None:
+    plan = _plan(_targets("claude", "codex"), scenario_filter=["happy", "text"])
+    stream = io.StringIO()
+    now = [0.0]
+    view = LineProgress(stream, every_s=10.0, clock=lambda: now[0])
+    view.start(plan, 2)
+    for step, def_id in enumerate(("claude", "codex", "claude")):
+        now[0] = 6.0 * (step + 1)
+        view(conform.ProgressUpdate(def_id, 1, 2, "scenario happy"))
+    assert stream.getvalue().splitlines()[1:] == [
+        "conform: 2/4 fake runs done, 0/2 def(s) finished",  # at 12 s; at 18 s: too soon
+    ]
+
+
+@pytest.mark.rule("CONFORM-PROGRESS-001", "CONFORM-BASELINE-001")
+def test_the_progress_failed_count_is_the_tables_and_a_def_ends_after_its_checks(
+    tmp_path: Path,
+) -> None:
+    from conformance.baseline import parse_entries
+    from conformance.verdicts import Disposition
+
+    (target,) = conform.file_targets([str(BROKEN / "wrong_argv.py")], [d.id for d in BUILTIN_DEFS])
+    plan = _plan([target], scenario_filter=["happy", "text"], siblings=[*BUILTIN_DEFS, target.defn])
+    baseline = parse_entries(
+        "broken-argv:RUN-HAPPY-TEXT-001\n", source="b.txt", kind="baseline", known_rules=all_rules()
+    )
+    updates: list[conform.ProgressUpdate] = []
+    result = conform.run_conform(
+        plan, on_progress=updates.append, jobs=2, baseline=baseline, work_dir=str(tmp_path)
+    )
+    (last,) = [u for u in updates if u.finished]
+    cells = result.verdict.cells
+    assert last.failures == sum(c.disposition is Disposition.FAIL for c in cells) > 1
+    assert last.expected == sum(c.disposition is Disposition.EXPECTED_FAIL for c in cells) == 1
+    checked = {u.current for u in updates[: updates.index(last)]}
+    assert {"MCP-RUN-001", "SKILL-RUN-001"} <= checked  # its adapter-layer checks came first
+
+
+@pytest.mark.rule("CONFORM-BASELINE-STALE-001")
+def test_narrowing_to_one_agent_notes_no_other_defs_baseline_entries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = tmp_path / "baseline.txt"
+    baseline.write_text("codex:RUN-HAPPY-TEXT-001\nclaude:RUN-USAGE-001\n", encoding="utf-8")
+    code, stdout, _ = _conform(
+        capsys,
+        *("--agent", "claude", "--scenario", "happy", "--rule", "RUN-HAPPY-TEXT-001"),
+        *("--baseline", str(baseline), "--report", "terminal"),
+    )
+    assert code == 0, stdout
+    assert "codex:RUN-HAPPY-TEXT-001" not in stdout
+    assert "baseline entry 'claude:RUN-USAGE-001'" in stdout and "matched no cell" in stdout
 
 
 # ---------------------------------------------------------------------------- the main job
