@@ -37,6 +37,13 @@ RULES: tuple[Rule, ...] = (
         "design §Reliability",
     ),
     _mandatory(
+        "WIN-SPAWN-SHIM-001",
+        "A .cmd/.bat shim is started with exactly the command line the guards judged "
+        "(cmd.exe /d /s /c \"<inner>\", cmd.exe as the program), never with the C runtime's "
+        "list2cmdline quoting, under which cmd.exe would expand %VAR% and split at &.",
+        "design §Reliability",
+    ),
+    _mandatory(
         "WIN-ARTIFACT-DEVICE-001",
         "An artifact named as a Windows device (CON, PRN, AUX, NUL, COM0-9, LPT0-9, superscript "
         "forms, CONIN$, CONOUT$; any case or extension) is refused on every platform, alone: "

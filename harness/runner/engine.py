@@ -103,6 +103,7 @@ from harness.runner.types import (
     RunRequest,
     RunResult,
 )
+from harness.runner.winspawn import shim_launch, spawn_command_line
 from harness.streams import StreamParser
 
 __all__ = [
@@ -617,18 +618,25 @@ class _Run:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         protocol = PipeQueue(queue, loop.create_future())
+        pipes: dict[str, Any] = {
+            "stdin": subprocess.PIPE,
+            "stdout": subprocess.PIPE,
+            "stderr": subprocess.PIPE,
+            "cwd": self.cwd,
+            "env": prepared.child_env,
+            **spawn_kwargs(),
+        }
+        # A Windows .cmd shim starts with the exact line its guards judged (winspawn).
+        shim = shim_launch(
+            prepared.launch_path, prepared.args, platform=self.platform, env=prepared.child_env
+        )
         try:
-            transport, _ = await loop.subprocess_exec(
-                lambda: protocol,
-                prepared.launch_path,
-                *prepared.args,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.cwd,
-                env=prepared.child_env,
-                **spawn_kwargs(),
-            )
+            if shim is None:
+                transport, _ = await loop.subprocess_exec(
+                    lambda: protocol, prepared.launch_path, *prepared.args, **pipes
+                )
+            else:
+                transport, _ = await spawn_command_line(loop, lambda: protocol, shim, **pipes)
         except (OSError, ValueError) as exc:
             what = errno_name(exc) if isinstance(exc, OSError) else type(exc).__name__
             return self._early(
