@@ -369,6 +369,26 @@ def _probe(spec: CliSpec, argv: list[str], env: Mapping[str, str]) -> int | None
     return None
 
 
+def _record_on_terminate(run: FakeRun) -> None:
+    """On SIGTERM, write the record, then die of the signal as before.
+
+    A host stops a CLI that lingers after its answer (ACP: 500 ms after the turn); on a
+    loaded machine a fake can still be on its way out then, and the record it writes at
+    exit is what the adapter-layer checks read. The exit status stays "killed by SIGTERM".
+    """
+    if not hasattr(signal, "SIGTERM"):
+        return
+
+    def on_term(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        try:
+            run.finish_record()
+        finally:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_term)
+
+
 def main_for(spec: CliSpec, argv: list[str]) -> int:
     """Entry point for one emulated CLI."""
     env = dict(os.environ)
@@ -414,6 +434,7 @@ def main_for(spec: CliSpec, argv: list[str]) -> int:
         stdout=sys.stdout.buffer,
         stderr=sys.stderr.buffer,
     )
+    _record_on_terminate(run)
     if scenario.stall_ms:
         run.sleep(scenario.stall_ms)
     try:

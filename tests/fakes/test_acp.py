@@ -373,6 +373,22 @@ def test_initialize_answer_and_session_new_record(fake: FakeCli) -> None:
     assert fake.record()["stdin_frames"][0]["params"]["protocolVersion"] == 7
 
 
+@pytest.mark.posix
+@pytest.mark.rule("FAKE-ACP-003")
+def test_a_terminated_fake_still_writes_its_record(fake: FakeCli) -> None:
+    """A host that stops a lingering agent (SIGTERM) still finds session/new recorded."""
+    import signal
+
+    client = RawClient(fake, "kimi")
+    servers = [{"name": "fs", "command": "od-fs", "args": [], "env": []}]
+    client.handshake(mcpServers=servers)
+    client.proc.send_signal(signal.SIGTERM)
+    assert client.close() == -signal.SIGTERM  # still dies of the signal
+    calls = fake.record()["session_new"]
+    assert [c["method"] for c in calls] == ["session/new"]
+    assert calls[0]["mcpServers"] == servers
+
+
 @pytest.mark.rule("FAKE-ACP-003")
 def test_session_new_needs_credentials_when_auth_is_missing(fake: FakeCli) -> None:
     client = RawClient(fake, "kimi", FAKE_CLI_AUTH="missing")
