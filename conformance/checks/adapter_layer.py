@@ -17,7 +17,8 @@ A def is played by the fake :func:`conformance.fakes.fake_for` picks, the same o
 played by the built-in's fake under the def's own ``bin``. A def no fake speaks for is
 ``skipped`` with the reason: these checks need an emulator; the real CLI is judged by live
 runs. The runs of one def are made once, concurrently
-where independent, and shared by its checks (a small cache keyed by the def object).
+where independent, and shared by its checks (a cache keyed by the def object; defs are
+observed concurrently, each under its own lock).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import os
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -307,28 +309,52 @@ async def _observe(lab: _Lab, obs: AdapterObservations) -> None:
     obs.second = Observed(turn2.result, _read_record(rec2), _mcp_after(cwd1))
 
 
-_CACHE: list[AdapterObservations] = []
-_CACHE_SIZE = 4
+class _Slot:
+    """One def object's observations, made once under the slot's own lock."""
+
+    __slots__ = ("defn", "lock", "obs")
+
+    def __init__(self, defn: AgentDef) -> None:
+        self.defn = defn
+        self.lock = threading.Lock()
+        self.obs: AdapterObservations | None = None
+
+
+#: Slots by ``id()`` of the def object (the slot holds the def, so the id stays its own).
+#: Big enough that conform's workers never evict a def whose checks are still running: an
+#: evicted def is observed again, a second set of fake runs for the same answer.
+_SLOTS: OrderedDict[int, _Slot] = OrderedDict()
+_CACHE_SIZE = 64
+#: Guards ``_SLOTS`` only, never a run: defs are observed concurrently, each once.
 _LOCK = threading.Lock()
+
+
+def _slot(defn: AgentDef) -> _Slot:
+    with _LOCK:
+        slot = _SLOTS.get(id(defn))
+        if slot is None or slot.defn is not defn:
+            slot = _SLOTS[id(defn)] = _Slot(defn)
+        _SLOTS.move_to_end(id(defn))
+        while len(_SLOTS) > _CACHE_SIZE:
+            _SLOTS.popitem(last=False)
+        return slot
 
 
 def observe_adapter_layer(defn: AgentDef) -> AdapterObservations:
     """The runs of ``defn``'s fake the checks judge (made once per def object)."""
-    with _LOCK:
-        for cached in _CACHE:
-            if cached.defn is defn:
-                return cached
-        obs = AdapterObservations(defn)
-        emulator, why = fake_for(defn)
-        if emulator is None:
-            raise ValueError(f"no fake plays {defn.id!r}: {why}")
-        with tempfile.TemporaryDirectory(prefix="od-adapter-layer-") as tmp:
-            lab = _Lab(Path(os.path.realpath(tmp)), defn, emulator)
-            obs.skill_source = str(lab.skill)
-            _run_sync(_observe(lab, obs))
-        _CACHE.insert(0, obs)
-        del _CACHE[_CACHE_SIZE:]
-        return obs
+    slot = _slot(defn)
+    with slot.lock:
+        if slot.obs is None:
+            obs = AdapterObservations(defn)
+            emulator, why = fake_for(defn)
+            if emulator is None:
+                raise ValueError(f"no fake plays {defn.id!r}: {why}")
+            with tempfile.TemporaryDirectory(prefix="od-adapter-layer-") as tmp:
+                lab = _Lab(Path(os.path.realpath(tmp)), defn, emulator)
+                obs.skill_source = str(lab.skill)
+                _run_sync(_observe(lab, obs))
+            slot.obs = obs
+        return slot.obs
 
 
 def _evidence(
