@@ -648,7 +648,9 @@ class _Run:
         self.transport = transport
         self.protocol = protocol
         self.pid = transport.get_pid()
-        self.tree = OwnedTree(self.pid)
+        # RUN-WINJOB-001: what the tree reports (a CTRL_BREAK that failed, no Job Object) is
+        # a line of the run's stderr tail, where a user looks for the cause.
+        self.tree = OwnedTree(self.pid, on_note=self._tree_note)
         self.t_spawn = self.last_activity = _now()
         self.next_snapshot = self.t_spawn + _SNAPSHOT_MS
         if isinstance(self.tap, ContinuingTap) and self.continuations:
@@ -856,6 +858,9 @@ class _Run:
         if self.tap is not None and data:
             self._note_ladder(now)  # a step taken before this chunk goes before it
             self.tap.data(direction, data, max(0.0, now - self.t_spawn))
+
+    def _tree_note(self, text: str) -> None:
+        self.stderr.feed(f"harness: {text}\n".encode())
 
     def _note_ladder(self, now: float) -> None:
         """RECORD-LADDER-001: hand a recording tap the stop-ladder steps taken since the

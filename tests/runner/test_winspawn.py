@@ -1,4 +1,5 @@
-"""A Windows ``.cmd`` shim starts with the line its guards judged (WIN-SPAWN-SHIM-001)."""
+"""A Windows ``.cmd`` shim starts with the line its guards judged (WIN-SPAWN-SHIM-001); what
+the process tree reports reaches the run (RUN-WINJOB-001)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Any
 import pytest
 
 from harness.guards.windows_cmdline import cmd_shim_command_line
+from harness.runner import engine, proctree, run_agent
 from harness.runner.pipes import PipeQueue
 from harness.runner.winspawn import shim_launch, spawn_command_line
+from tests.runner.conftest import FakeWorld
 
 SHIM = r"C:\Users\me\AppData\Roaming\npm\claude.cmd"
 HOSTILE = ["-p", "100% of %PATH% & calc", 'say "hi" ^ ok']
@@ -78,3 +81,35 @@ def test_the_line_reaches_the_process_verbatim_through_the_event_loop() -> None:
             transport.close()
 
     assert asyncio.run(main()) == line.encode()
+
+
+class _JobRefused:
+    """A Job Object the system will not let the run use (as under some job-less hosts)."""
+
+    def assign(self, pid: int) -> None:
+        raise OSError(5, "Access is denied")
+
+    def pids(self) -> list[int]:
+        return []
+
+    def terminate(self) -> None:
+        raise AssertionError("a job that was never made is never terminated")
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.rule("RUN-WINJOB-001")
+def test_what_the_process_tree_reports_is_on_the_runs_stderr(
+    world: FakeWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner listens to its tree: a Job Object that could not be made is a line of the
+    run's stderr tail (Windows branches of the tree taken here with a stand-in job)."""
+    monkeypatch.setattr(proctree, "_PLATFORM", "win32")
+    monkeypatch.setattr(proctree, "_make_job", _JobRefused)
+    # ... but spawned the POSIX way, which is what this machine can do
+    monkeypatch.setattr(engine, "spawn_kwargs", lambda: {"start_new_session": True})
+    result = run_agent(world.request("claude", "text"))
+    assert result.succeeded, result.error
+    notes = [line for line in result.stderr_tail.splitlines() if line.startswith("harness: ")]
+    assert len(notes) == 1 and "Job Object" in notes[0] and "Access is denied" in notes[0]
