@@ -14,6 +14,7 @@ give the shape the JSON report uses (``conformance/reports/report.schema.json``)
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,18 @@ MAX_FRAME_CHARS = 16_384
 MAX_STDERR_TAIL_CHARS = 20_000
 #: Characters kept of ``expected`` / ``actual``.
 MAX_TEXT_CHARS = 16_384
+
+
+#: What makes a stderr line an error line (:meth:`Evidence.stderr_error_line`).
+_ERROR_WORDS = re.compile(
+    r"\b(error|fatal|panic|exception|traceback|unknown|invalid|unrecognized|denied|"
+    r"not found|no such|failed|cannot|can't)\b",
+    re.IGNORECASE,
+)
+#: Lines that name themselves something else than an error.
+_NOT_ERROR = re.compile(r"\W*(warn(ing)?|note|info|hint|debug)\b", re.IGNORECASE)
+#: Terminal colour codes a CLI may write on stderr.
+_SGR_SEQUENCE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 class Direction(str, enum.Enum):
@@ -136,6 +149,15 @@ class Evidence:
         )
         if self.omitted_frames < 0 or self.stderr_omitted_chars < 0:
             raise ValueError("evidence omitted counts must be >= 0")
+
+    def stderr_error_line(self) -> str | None:
+        """The CLI's first stderr line that reads as an error (``error: unknown option
+        '--yolo'``), where the cause of a failed run usually is; ``None`` if none does."""
+        for line in self.stderr_tail.splitlines():
+            text = _SGR_SEQUENCE.sub("", line).strip()
+            if text and _ERROR_WORDS.search(text) and not _NOT_ERROR.match(text):
+                return text
+        return None
 
     @classmethod
     def bounded(

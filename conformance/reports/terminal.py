@@ -1,9 +1,12 @@
 """The terminal report: a compact verdict table (CONFORM-REPORT-TERM-001).
 
-One row per def with a count per disposition, then the cells that need
-attention (each with its reason and reproduce command), then the verdict line.
-Every disposition has its own glyph and word, so colour is an aid, not the
-message. Colour (plain ANSI SGR, no dependency) is used only when the stream is
+One row per def with a count per disposition, then the cells that need attention, as
+pytest and ruff show a failure: the rule, a one-line reason (cut at a word, never
+mid-word), the CLI's first stderr error line and the command that reproduces it, never
+cut. Failures of one def with the same stderr error line share a cause: the first is
+shown in full and the others are listed under it. Then the skipped cells, each rule with
+its reason, and the verdict line. Every disposition has its own glyph and word, so colour
+is an aid, not the message. Colour (plain ANSI SGR, no dependency) is used only when the stream is
 a TTY and ``NO_COLOR`` is unset or empty (no-color.org); ``FORCE_COLOR``
 forces it on.
 """
@@ -63,8 +66,23 @@ class _Painter:
 
 
 def _clip(text: str, width: int) -> str:
+    """``text`` on one line, at most ``width`` characters, cut at a word boundary."""
     text = " ".join(text.split())
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+    if len(text) <= width:
+        return text
+    cut = text[: max(1, width - 1)]
+    if " " in cut and text[len(cut)] != " ":
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def _reason(cell: Cell) -> str:
+    """The cell's reason without the rule id and def id the line shows already."""
+    text = cell.reason
+    for prefix in (f"{cell.rule_id}: ", f"def {cell.def_id!r}: ", f"{cell.def_id}: "):
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+    return text
 
 
 def render(
@@ -106,17 +124,13 @@ def render(
     attention.sort(key=lambda c: (not c.fails_run, DISPOSITION_ORDER.index(c.disposition)))
     if attention:
         lines += ["", "Needs attention:"]
-        label_w = max(len(LABELS[c.disposition]) for c in attention) + 2
-        def_w = max(len(c.def_id) for c in attention)
-        rule_w = max(len(c.rule_id) for c in attention)
-        for cell in attention[:max_items]:
-            lines.extend(
-                _attention_lines(
-                    cell, paint, label_w=label_w, def_w=def_w, rule_w=rule_w, width=width
-                )
-            )
-        if len(attention) > max_items:
-            lines.append(f"  … and {len(attention) - max_items} more (see the JSON or HTML report)")
+        groups = _by_cause(attention)
+        for head, rest in groups[:max_items]:
+            lines.extend(_attention_lines(head, rest, paint, width=width))
+        if len(groups) > max_items:
+            more = sum(1 + len(rest) for _, rest in groups[max_items:])
+            lines.append(f"  … and {more} more (see the JSON or HTML report)")
+    lines.extend(_skipped_lines(verdict, width=width, max_items=max_items))
     expected = verdict.counts()[Disposition.EXPECTED_FAIL]
     if expected:
         noun = "failure" if expected == 1 else "failures"
@@ -132,17 +146,70 @@ def render(
     return "\n".join(lines) + "\n"
 
 
-def _attention_lines(
-    cell: Cell, paint: _Painter, *, label_w: int, def_w: int, rule_w: int, width: int
-) -> list[str]:
-    label = f"{SYMBOLS[cell.disposition]} {LABELS[cell.disposition]}"
-    tier = cell.tier.value + ("" if cell.fails_run else ", does not fail the run")
-    lead = f"  {label.ljust(label_w)} {cell.def_id.ljust(def_w)}  {cell.rule_id.ljust(rule_w)}  "
-    reason = _clip(f"({tier}) {cell.reason}", max(20, width - len(lead)))
-    out = [f"  {paint(label.ljust(label_w), _SGR[cell.disposition])}{lead[2 + label_w :]}{reason}"]
-    if cell.evidence is not None:
-        pad = " " * (2 + label_w + 1)
-        out.append(pad + _clip(f"reproduce: {cell.evidence.repro_command}", width - len(pad)))
+def _cause(cell: Cell) -> str | None:
+    return cell.evidence.stderr_error_line() if cell.evidence is not None else None
+
+
+def _by_cause(cells: list[Cell]) -> list[tuple[Cell, list[Cell]]]:
+    """Cells grouped under the first of their def that shows the same stderr error line
+    (its symptoms); a cell without one is a group of its own. Order is kept."""
+    groups: list[tuple[Cell, list[Cell]]] = []
+    heads: dict[tuple[str, str, Disposition], int] = {}
+    for cell in cells:
+        cause = _cause(cell)
+        key = (cell.def_id, cause or "", cell.disposition)
+        if cause is not None and key in heads:
+            groups[heads[key]][1].append(cell)
+            continue
+        if cause is not None:
+            heads[key] = len(groups)
+        groups.append((cell, []))
+    return groups
+
+
+def _attention_lines(head: Cell, rest: list[Cell], paint: _Painter, *, width: int) -> list[str]:
+    label = f"{SYMBOLS[head.disposition]} {LABELS[head.disposition]}"
+    tier = head.tier.value + ("" if head.fails_run else ", does not fail the run")
+    out = [f"  {paint(label, _SGR[head.disposition])}  {head.def_id}  {head.rule_id} ({tier})"]
+    pad = "      "
+    out.append(pad + _clip(_reason(head), width - len(pad)))
+    cause = _cause(head)
+    if cause is not None:
+        out.append(pad + _clip(f"CLI stderr: {cause}", width - len(pad)))
+    if head.evidence is not None:
+        out.append(f"{pad}reproduce: {head.evidence.repro_command}")
+    if rest:
+        noun = "failure" if len(rest) == 1 else "failures"
+        out.append(f"{pad}{len(rest)} more {noun} from the same CLI error:")
+        rule_w = max(len(c.rule_id) for c in rest)
+        for cell in rest:
+            lead = f"{pad}  {cell.rule_id.ljust(rule_w)}  "
+            out.append(lead + _clip(_reason(cell), width - len(lead)))
+    return out
+
+
+def _skipped_lines(verdict: Verdict, *, width: int, max_items: int) -> list[str]:
+    """Every skipped rule with its reason (one line per rule and reason; the defs it
+    holds for in brackets when the run judged several)."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for cell in verdict.cells:
+        if cell.disposition is Disposition.SKIPPED:
+            by_reason.setdefault((cell.rule_id, _reason(cell)), []).append(cell.def_id)
+    if not by_reason:
+        return []
+    count = sum(len(d) for d in by_reason.values())
+    out = ["", f"Skipped ({count} cell{'' if count == 1 else 's'}):"]
+    rule_w = max(len(rule) for rule, _ in by_reason)
+    several = len(verdict.defs) > 1
+    items = sorted(by_reason.items())
+    for (rule, reason), defs in items[:max_items]:
+        lead = f"  {SYMBOLS[Disposition.SKIPPED]} {rule.ljust(rule_w)}  "
+        text = reason.removeprefix("not applicable: ")
+        if several:
+            text += f" [{_clip(', '.join(defs), 40)}]"
+        out.append(lead + _clip(text, width - len(lead)))
+    if len(items) > max_items:
+        out.append(f"  … and {len(items) - max_items} more (see the JSON or HTML report)")
     return out
 
 

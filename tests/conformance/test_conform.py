@@ -263,6 +263,24 @@ def test_wrong_argv_fails_naming_the_rule_with_the_cli_stderr(
     assert _cell(report, "broken-argv", "DEF-PROMPT-001")["disposition"] == "pass"
 
 
+@pytest.mark.rule("CONFORM-REPORT-TERM-001", "CONFORM-PROGRESS-001", "CONFORM-EVIDENCE-001")
+def test_the_terminal_shows_the_clis_error_once_and_counts_fails_like_the_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    wrong = str(BROKEN / "wrong_argv.py")
+    code, stdout, stderr = _conform(
+        capsys, "--def", wrong, "--scenario", "happy", "--report", "terminal"
+    )
+    assert code == 1
+    (row,) = [line for line in stdout.splitlines() if line.startswith("broken-argv ")]
+    fails = int(row.split()[1])
+    assert f"broken-argv: 1/1 runs done, {fails} rule(s) failed" in stderr
+    assert stdout.count("CLI stderr: error: unknown option '--yolo'") == 1
+    assert f"{fails - 1} more failures from the same CLI error:" in stdout
+    assert f"reproduce: harness conform --def {wrong}" in stdout
+    assert "Skipped (" in stdout and "DEF-BUDGET-001" in stdout
+
+
 @pytest.mark.rule("CONFORM-CLI-001", "CONFORM-EVIDENCE-001", "DEF-PROMPT-001")
 def test_prompt_in_argv_without_budget_fails_naming_the_rule(
     broken_run: tuple[int, dict[str, Any]],

@@ -377,7 +377,7 @@ def test_terminal_table_without_colour() -> None:
     assert rows["alpha"] == ["1", "·", "·", "·", "1", "3", "1"]
     assert rows["total"] == ["3", "1", "1", "1", "1", "9", "2"]
     assert "Needs attention:" in text
-    assert "STALE BASELINE beta-cli  DEMO-RESUME-001" in text
+    assert "STALE BASELINE  beta-cli  DEMO-RESUME-001 (capability)" in text
     assert "reproduce: harness conform --agent alpha" in text
     assert "Verdict: NOT CONFORMANT (exit 1)" in text
     assert "  - 1 mandatory cell fails" in text
@@ -413,6 +413,62 @@ def test_terminal_report_of_a_conformant_run_and_long_lists() -> None:
     many = verdict_of([outcome(d, r, "fail") for d in DEFS for r in RULE_IDS])
     text = terminal.render(many, META, max_items=5)
     assert "… and 13 more (see the JSON or HTML report)" in text
+
+
+#: What a CLI rejecting its argv writes (with a warning line first and colour codes).
+_ARGV_STDERR = (
+    "warning: config file not found, using defaults\n"
+    "\x1b[31merror: unknown option '--approval-mode'\x1b[0m\n(run with --help)\n"
+)
+_REPRO = (
+    "harness conform --def " + "/very/long/path/to/the/author/" * 4 + "my_def.py --scenario happy"
+)
+
+
+def _argv_failure(rule_id: str, reason: str) -> Any:
+    ev = evidence(f"{rule_id}: alpha: {reason}", stderr_tail=_ARGV_STDERR, repro_command=_REPRO)
+    return outcome("alpha", rule_id, "fail", reason=f"{rule_id}: alpha: {reason}", ev=ev)
+
+
+@pytest.mark.rule("CONFORM-REPORT-TERM-001", "CONFORM-EVIDENCE-001")
+def test_terminal_shows_the_cause_inline_and_groups_its_symptoms() -> None:
+    """Like pytest and ruff: rule, a one-line reason cut at a word, the CLI's stderr error
+    line, the whole reproduce command; the failures that share the error sit under it."""
+    long = "the run's text differs from the scenario's text: " + "expected words " * 12
+    verdict = verdict_of(
+        [
+            _argv_failure("DEMO-STREAM-001", long),
+            _argv_failure("DEMO-STREAM-002", "the run published no turn_end"),
+            _argv_failure("DEMO-USAGE-001", "the run published no usage event"),
+            outcome("beta-cli", "DEMO-STREAM-001", "fail"),
+            outcome("alpha", "DEMO-MCP-001", "skipped", reason="not applicable: no MCP here"),
+        ]
+    )
+    text = terminal.render(verdict, META, width=80)
+    lines = text.splitlines()
+    at = lines.index("  ✗ FAIL  alpha  DEMO-STREAM-001 (mandatory)")
+    reason, cause, repro, more, first, second = lines[at + 1 : at + 7]
+    assert reason.endswith("…") and len(reason) <= 80
+    shown = reason.strip()[:-1]
+    assert long.startswith(shown) and long[len(shown)] == " "  # cut between words
+    assert cause == "      CLI stderr: error: unknown option '--approval-mode'"
+    assert repro == f"      reproduce: {_REPRO}"  # longer than the width: never cut
+    assert more == "      2 more failures from the same CLI error:"
+    assert first.split() == ["DEMO-STREAM-002", "the", "run", "published", "no", "turn_end"]
+    assert second.split()[0] == "DEMO-USAGE-001"
+    assert "  ✗ FAIL  beta-cli  DEMO-STREAM-001 (mandatory)" in lines  # no stderr: alone
+    assert text.count("CLI stderr:") == 1
+    (skip,) = [line for line in lines if "DEMO-MCP-001" in line]
+    assert skip.split()[1:] == ["DEMO-MCP-001", "no", "MCP", "here", "[alpha]"]
+    assert "Skipped (1 cell):" in lines
+
+
+@pytest.mark.rule("CONFORM-EVIDENCE-001")
+def test_the_stderr_error_line_is_the_first_that_reads_as_an_error() -> None:
+    assert evidence(stderr_tail=_ARGV_STDERR).stderr_error_line() == (
+        "error: unknown option '--approval-mode'"
+    )
+    assert evidence(stderr_tail="warning: slow disk\nloading…\n").stderr_error_line() is None
 
 
 @pytest.mark.rule("CONFORM-EVIDENCE-001")
