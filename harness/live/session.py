@@ -4,9 +4,10 @@ Start :class:`~harness.modelserver.ModelServer` on a free loopback port
 with the scenario, prepare the temporary HOME (:mod:`harness.live.home`), and run the
 CLI through the normal runner (:func:`harness.runner.run_agent`) with the def's own
 ``build_args``. The recipe's extra argv (``argv``, ``telemetry.args``, a transport's
-``argv``) is added around the def's own argv and passed as ``argv_override``; without
-extra argv the runner calls ``build_args`` itself. A two-turn case resumes the first
-turn's session (the def's ``resume_style``) in the second.
+``argv``) goes around the def's own (``RunRequest.argv_prepend`` / ``argv_append``), so
+everything else a run gives ``build_args`` (a prompt file, the probed capabilities) is
+the same as outside live mode. A two-turn case resumes the first turn's session (the
+def's ``resume_style``) in the second.
 
 ``side="fake"`` runs the fake CLI for the same def and scenario in the same kind of
 world (a shim named like the real binary, ``FAKE_CLI_SCENARIO``), which is what the
@@ -28,12 +29,11 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.defs.transport import select_transport
-from harness.defs.types import AgentDef, RuntimeContext
+from harness.defs.types import AgentDef
 from harness.errors import HarnessError
 from harness.events import Event
 from harness.fakes_install import shim_name, shim_text
@@ -180,32 +180,13 @@ def _fake_bin(defn: AgentDef, dirs: LiveDirs) -> str:
     return str(target)
 
 
-def _extra_argv(  # noqa: PLR0917 - one private call site
-    recipe: Recipe,
-    defn: AgentDef,
-    transport: str,
-    bin_path: str,
-    req: RunRequest,
-    env: dict[str, str],
-) -> list[str] | None:
-    """``[bin, prepend..., build_args..., telemetry.args..., append...]`` when the recipe
-    adds argv, else ``None`` (the runner calls ``build_args`` itself)."""
+def _recipe_argv(recipe: Recipe, transport: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the recipe puts before and after the def's own argv (``argv``, ``telemetry.args``,
+    the transport's ``argv``); the runner adds them around ``build_args``."""
     spec = recipe.transport(transport)
-    prepend = [*recipe.argv.prepend, *spec.argv.prepend]
-    append = [*recipe.telemetry_args, *recipe.argv.append, *spec.argv.append]
-    if not prepend and not append:
-        return None
-    resolved = select_transport(defn, env, transport)
-    options = recipe.build_options()
-    context = RuntimeContext(
-        cwd=req.cwd,
-        platform=sys.platform,
-        env=env,
-        resume_session_id=req.resume_session_id,
-        new_session_id=req.new_session_id,
-    )
-    args = resolved.build_args(req.prompt, [], [], options, context)
-    return [bin_path, *prepend, *args, *append]
+    prepend = (*recipe.argv.prepend, *spec.argv.prepend)
+    append = (*recipe.telemetry_args, *recipe.argv.append, *spec.argv.append)
+    return prepend, append
 
 
 def run_live(
@@ -287,6 +268,7 @@ def run_live(
             probe = seal.launcher(found, "version")
             run.cli_version = cli_version(probe, defn, env, str(dirs.cwd))
         per_turn = timeout_s or case.timeout_s or recipe.timeout_s
+        prepend, append = _recipe_argv(recipe, name)
         resume: str | None = None
         for turn in range(1, case.turns + 1):
             before = len(server.requests)
@@ -306,10 +288,9 @@ def run_live(
                 first_output_timeout_ms=int(per_turn * 1000),
                 inactivity_timeout_ms=int(per_turn * 1000),
                 shutdown_grace_ms=3000,
+                argv_prepend=prepend,
+                argv_append=append,
             )
-            override = _extra_argv(recipe, defn, name, exe, req, env)
-            if override is not None:
-                req = _with_override(req, override)
             recorder = None
             if record is not None and side == "real":
                 recorder = RunRecorder(
@@ -341,12 +322,6 @@ def run_live(
 @contextlib.contextmanager
 def _no_seal() -> Iterator[None]:
     yield None
-
-
-def _with_override(req: RunRequest, argv: Sequence[str]) -> RunRequest:
-    from dataclasses import replace
-
-    return replace(req, argv_override=tuple(argv), bin_override=None)
 
 
 def _turn_path(path: Path, turn: int) -> Path:

@@ -300,11 +300,13 @@ def prepare(
         capabilities=dict(req.capabilities or {}),
     )
     try:
-        args = list(
-            defn.build_args(
+        args = [
+            *req.argv_prepend,
+            *defn.build_args(
                 req.prompt, list(req.image_paths), list(req.extra_dirs), options, context
-            )
-        )
+            ),
+            *req.argv_append,
+        ]
     except Exception as exc:  # a def's arg builder is data; any failure is reported
         message = f"build_args of {defn.id!r} raised {type(exc).__name__}: {exc}"
         return Refusal(RunErrorCode.BUILD_ARGS_FAILED, message, "RUN-SPAWN-001", "runner", defn)

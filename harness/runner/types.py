@@ -116,6 +116,11 @@ class RunRequest:
     #: (``harness record -- CMD ARGS``); the def still decides the prompt delivery,
     #: the parser or session, and the env. ``argv_override[0]`` is resolved on PATH.
     argv_override: Sequence[str] | None = None
+    #: Arguments put before / after what the def's ``build_args`` returns (a live recipe's
+    #: telemetry switches or approval flag). ``build_args`` still runs with everything a run
+    #: gives it (prompt file, capabilities), and the guards judge the whole argv.
+    argv_prepend: Sequence[str] = ()
+    argv_append: Sequence[str] = ()
     # --- the adapter layer around the run (seed 000 §4, seed 002 §8.1 / §8.4) ------------
     #: The user's persisted external MCP servers (``harness.mcp.load_mcp_config``). The
     #: def's ``external_mcp_injection`` decides how they reach the CLI; NONE is reported.
