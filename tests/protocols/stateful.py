@@ -21,7 +21,7 @@ from typing import Any
 
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from harness.events import Event
 from harness.protocols.base import (
@@ -132,48 +132,74 @@ def session_machine_test(spec: SessionSpec) -> type[RuleBasedStateMachine]:
 
         # -- host --------------------------------------------------------------------------
 
+        @initialize(
+            early=st.lists(
+                st.sampled_from(["receive", "end_of_output", "cancel", "tick"]), max_size=2
+            ),
+            request=spec.requests,
+            prefix=st.integers(min_value=0, max_value=len(spec.script)),
+        )
+        def begin(self, early: list[str], request: SessionRequest, prefix: int) -> None:
+            """Calls made before ``start`` (misuse, except a cancel where it ends the run),
+            ``start``, then the first ``prefix`` lines of the script: random steps begin
+            deep in the run as often as at its start."""
+            for call in early:
+                if call == "receive":
+                    self._call(True, lambda: self.session.receive(b"{}\n", self.now))
+                elif call == "cancel":
+                    self._cancel()
+                elif call == "end_of_output":
+                    self._call(True, lambda: self.session.end_of_output(self.now))
+                else:
+                    self._call(True, lambda: self.session.tick(self.now))
+            self.start(request)
+            for _ in range(prefix if self.started else 0):
+                self.receive("script", b"")
+
         @rule(request=spec.requests)
         def start(self, request: SessionRequest) -> None:
             misuse = self.started or self.unstarted_end
             self._call(misuse, lambda: self.session.start(request, self.now))
             self.started = self.started or not misuse
 
-        @rule(data=chunks)
-        def receive(self, data: bytes) -> None:
+        @rule(
+            how=st.sampled_from(["script", "script", "script byte by byte", "random"]),
+            data=chunks,
+        )
+        def receive(self, how: str, data: bytes) -> None:
+            """The peer writes its script's next line (likelier), or any line or garbage."""
             misuse = not self.started or self.input_closed
-            self._call(misuse, lambda: self.session.receive(data, self.now))
+            if how == "random" or misuse or self.script_at >= len(spec.script):
+                self._call(misuse, lambda: self.session.receive(data, self.now))
+                return
+            line = spec.script[self.script_at]
+            self.script_at += 1
+            pieces = [line[i : i + 1] for i in range(len(line))] if "byte" in how else [line]
+            for piece in pieces:
+                self._absorb(self.session.receive(piece, self.now))
 
-        @rule()
-        def end_of_output(self) -> None:
-            self._call(not self.started, lambda: self.session.end_of_output(self.now))
-            self.input_closed = self.input_closed or self.started
+        @rule(
+            call=st.sampled_from(["cancel", "tick", "cancel", "tick", "end_of_output"]),
+            advance=st.sampled_from([0.0, 1.0, 500.0, 5_000.0, 120_000.0]),
+        )
+        def host(self, call: str, advance: float) -> None:
+            """cancel, a tick or end of output (the rarest: it ends most runs at once)."""
+            if call == "cancel":
+                self._cancel()
+            elif call == "end_of_output":
+                self._call(not self.started, lambda: self.session.end_of_output(self.now))
+                self.input_closed = self.input_closed or self.started
+            else:
+                self.now += advance
+                self._call(not self.started, lambda: self.session.tick(self.now))
 
-        @rule()
-        def cancel(self) -> None:
+        def _cancel(self) -> None:
             if spec.cancel_before_start_ends:
                 # cancel() is legal in every phase, even before start() (it ends the run).
                 self._call(False, lambda: self.session.cancel(self.now))
                 self.unstarted_end = self.unstarted_end or not self.started
                 return
             self._call(not self.started, lambda: self.session.cancel(self.now))
-
-        @rule(advance=st.sampled_from([0.0, 1.0, 500.0, 5_000.0, 120_000.0]))
-        def tick(self, advance: float) -> None:
-            self.now += advance
-            self._call(not self.started, lambda: self.session.tick(self.now))
-
-        @precondition(
-            lambda self: self.started
-            and not self.input_closed
-            and self.script_at < len(spec.script)
-        )
-        @rule(bytewise=st.booleans())
-        def peer_follows_the_script(self, bytewise: bool) -> None:
-            line = spec.script[self.script_at]
-            self.script_at += 1
-            pieces = [line[i : i + 1] for i in range(len(line))] if bytewise else [line]
-            for piece in pieces:
-                self._absorb(self.session.receive(piece, self.now))
 
         # -- invariants -------------------------------------------------------------------
 
@@ -200,6 +226,6 @@ def session_machine_test(spec: SessionSpec) -> type[RuleBasedStateMachine]:
                 assert (self.core.error is not None) == (self.core.status is RunStatus.FAILED)
 
     SessionMachine.TestCase.settings = settings(
-        max_examples=100, stateful_step_count=30, deadline=None
+        max_examples=150, stateful_step_count=30, deadline=None
     )
     return SessionMachine
