@@ -4,18 +4,10 @@ A sans-IO state machine (seed 000 §5.3, §10; wire §A.3.2; real-clis "codex
 (0.171.0)"). JSON-RPC 2.0 *without* the ``"jsonrpc"`` member on the wire
 (wire §A.0, :data:`~harness.protocols.jsonrpc.CODEX_APP_SERVER`); we are the client.
 
-States (``SessionState``) and what moves them::
-
-    NEW --start()--> HANDSHAKE                      writes initialize
-    HANDSHAKE: initialize result -> initialized + thread/start | thread/resume
-               thread result     -> Status(initializing, session_id) + turn/start
-    HANDSHAKE --turn/start written--> RUNNING
-    RUNNING --turn/completed--> FINISHED(completed | cancelled | failed)
-    RUNNING --cancel()--> CANCELLING   writes turn/interrupt (as soon as the turn id is known)
-    CANCELLING --turn/completed--> FINISHED(status of the turn)
-    CANCELLING --tick(now >= grace)--> FINISHED(cancelled), CloseStdin, Terminate(0)
-    HANDSHAKE --cancel()--> FINISHED(cancelled), CloseStdin, Terminate   (no turn yet)
-    HANDSHAKE/RUNNING --error response, EOF, oversize line--> FINISHED(failed)
+Phases and every legal move between them are one table, :data:`MACHINE` (drawn in
+``docs/design/sessions.md``); :class:`~harness.protocols.core.SessionCore` takes each move.
+A cancel waits in ``INTERRUPT_PENDING`` until the turn id is known, then writes
+``turn/interrupt`` once and waits in ``INTERRUPTING``.
 
 Which result moves the handshake on is one table, :data:`_ON_RESULT`; which
 notification does what is another, :data:`_ON_NOTIFICATION`.
@@ -100,6 +92,7 @@ Decisions (each pinned by a test in ``tests/protocols/test_codex_app_server.py``
 
 from __future__ import annotations
 
+import enum
 import ntpath
 import posixpath
 import re
@@ -113,16 +106,13 @@ from harness.events import Event, Raw, Status, TextDelta, ToolInFlight
 from harness.protocols import jsonrpc
 from harness.protocols.base import (
     Actions,
-    CloseStdin,
-    Finished,
-    LocalProtocolError,
     RunStatus,
     SessionError,
     SessionRequest,
     SessionState,
     SetDeadline,
-    Terminate,
 )
+from harness.protocols.core import SessionCore
 from harness.protocols.jsonrpc import (
     CODEX_APP_SERVER,
     ErrorResponse,
@@ -137,6 +127,7 @@ from harness.protocols.jsonrpc import (
     RequestId,
     Response,
 )
+from harness.protocols.machine import Machine
 from harness.streams.codex_items import (
     CodexEventMapper,
     ItemPhase,
@@ -152,6 +143,7 @@ __all__ = [
     "DEFAULT_INTERRUPT_GRACE_MS",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_SHUTDOWN_GRACE_MS",
+    "MACHINE",
     "PATCH_STREAMING_FEATURE",
     "PATCH_STREAMING_MIN_VERSION",
     "PEER_MESSAGE_LIMIT",
@@ -211,6 +203,83 @@ _PREVIEW_TOOLS = {"add": "Write", "update": "Edit"}
 
 #: Items that echo our own input back (the prompt); nothing to show.
 _USER_ITEMS = frozenset({"userMessage"})
+
+
+class _Phase(enum.Enum):
+    NEW = "new"
+    #: initialize, thread/start or thread/resume in flight.
+    HANDSHAKE = "handshake"
+    #: turn/start written; the turn runs until turn/completed.
+    RUNNING = "running"
+    #: Cancelled before the turn id was known: turn/interrupt waits for it.
+    INTERRUPT_PENDING = "interrupt-pending"
+    #: turn/interrupt written; turn/completed (or the grace) ends the turn.
+    INTERRUPTING = "interrupting"
+    FINISHED = "finished"
+
+
+class _Move(enum.Enum):
+    START = "start"
+    TURN_START = "turn-start"
+    CANCEL_BEFORE_TURN = "cancel-before-turn"
+    CANCEL = "cancel"
+    INTERRUPT = "interrupt"
+    TURN_COMPLETED = "turn-completed"
+    #: stdout closed after our interrupt: the cancel is complete.
+    STOPPED = "stopped"
+    GRACE_OVER = "grace-over"
+    FAIL = "fail"
+
+
+_CANCELLING = (_Phase.INTERRUPT_PENDING, _Phase.INTERRUPTING)
+_TURN = (_Phase.RUNNING, *_CANCELLING)
+
+#: Every legal move of a codex app-server run (MACHINE-MOVE-001).
+MACHINE: Machine[_Phase, _Move] = Machine(
+    name="codex-app-server",
+    initial=_Phase.NEW,
+    moves={
+        (_Phase.NEW, _Move.START): _Phase.HANDSHAKE,
+        (_Phase.HANDSHAKE, _Move.TURN_START): _Phase.RUNNING,
+        (_Phase.HANDSHAKE, _Move.CANCEL_BEFORE_TURN): _Phase.FINISHED,
+        (_Phase.RUNNING, _Move.CANCEL): _Phase.INTERRUPT_PENDING,
+        (_Phase.INTERRUPT_PENDING, _Move.INTERRUPT): _Phase.INTERRUPTING,
+        **{(phase, _Move.TURN_COMPLETED): _Phase.FINISHED for phase in _TURN},
+        **{(phase, _Move.STOPPED): _Phase.FINISHED for phase in _CANCELLING},
+        **{(phase, _Move.GRACE_OVER): _Phase.FINISHED for phase in _CANCELLING},
+        **{(phase, _Move.FAIL): _Phase.FINISHED for phase in (_Phase.HANDSHAKE, *_TURN)},
+    },
+    terminal=frozenset({_Phase.FINISHED}),
+)
+
+_STATE = {
+    _Phase.NEW: SessionState.NEW,
+    _Phase.HANDSHAKE: SessionState.HANDSHAKE,
+    _Phase.RUNNING: SessionState.RUNNING,
+    _Phase.INTERRUPT_PENDING: SessionState.CANCELLING,
+    _Phase.INTERRUPTING: SessionState.CANCELLING,
+    _Phase.FINISHED: SessionState.FINISHED,
+}
+_COUNTERS = (
+    "frames_sent",
+    "frames_received",
+    "non_json_lines",
+    "invalid_messages",
+    "unexpected_responses",
+    "ignored_notifications",
+    "foreign_notifications",
+    "ignored_items",
+    "approvals_answered",
+    "unsupported_requests",
+    "interrupt_errors",
+    "patch_previews",
+    "ignored_patch_previews",
+    "unsettled_previews",
+    "divergent_messages",
+    "late_deltas",
+    "withheld_mcp_servers",
+    "lines_after_finish",
+)
 
 
 class CodexAppServerRequestError(HarnessError):
@@ -320,13 +389,16 @@ class CodexAppServerSession:
         self._max_line = max_line_bytes
         # The session never shows frame text in errors, so the reader keeps a small head.
         self._reader = JsonLineReader(max_line_bytes, head_bytes=4096)
-        self._state = SessionState.NEW
+        self._core: SessionCore[_Phase, _Move] = SessionCore(
+            MACHINE,
+            _STATE,
+            _COUNTERS,
+            terminate_after_ms=shutdown_grace_ms,
+            on_end=self._drain_before_end,
+        )
         self._request: SessionRequest | None = None
-        self._eof = False
         self._next_id = 1
         self._outstanding: dict[RequestId, str] = {}
-        self._status: RunStatus | None = None
-        self._error: SessionError | None = None
         self._user_agent: str | None = None
         self._server_version: str | None = None
         self._patch_streaming = False
@@ -334,8 +406,6 @@ class CodexAppServerSession:
         self._thread_id: str | None = None
         self._session_reported = False
         self._turn_id: str | None = None
-        self._interrupt_pending = False
-        self._interrupt_sent = False
         self._cancel_deadline: float | None = None
         self._usage: dict[str, Any] | None = None
         self._warnings = 0
@@ -350,32 +420,12 @@ class CodexAppServerSession:
         # fileChange item id -> {absolute path: preview row id}; items already settled.
         self._previews: dict[str, dict[str, str]] = {}
         self._settled_items: set[str] = set()
-        self._counters: dict[str, int] = {
-            "frames_sent": 0,
-            "frames_received": 0,
-            "non_json_lines": 0,
-            "invalid_messages": 0,
-            "unexpected_responses": 0,
-            "ignored_notifications": 0,
-            "foreign_notifications": 0,
-            "ignored_items": 0,
-            "approvals_answered": 0,
-            "unsupported_requests": 0,
-            "interrupt_errors": 0,
-            "patch_previews": 0,
-            "ignored_patch_previews": 0,
-            "unsettled_previews": 0,
-            "divergent_messages": 0,
-            "late_deltas": 0,
-            "withheld_mcp_servers": 0,
-            "lines_after_finish": 0,
-        }
 
     # -- properties ---------------------------------------------------------------------------
 
     @property
     def state(self) -> SessionState:
-        return self._state
+        return self._core.state
 
     @property
     def session_id(self) -> str | None:
@@ -384,15 +434,15 @@ class CodexAppServerSession:
 
     @property
     def counters(self) -> Mapping[str, int]:
-        return dict(self._counters)
+        return self._core.counters
 
     @property
     def status(self) -> RunStatus | None:
-        return self._status
+        return self._core.status
 
     @property
     def error(self) -> SessionError | None:
-        return self._error
+        return self._core.error
 
     @property
     def user_agent(self) -> str | None:
@@ -421,61 +471,56 @@ class CodexAppServerSession:
         Raises :class:`CodexAppServerRequestError` for a request that cannot be sent
         (a relative cwd, an unknown sandbox or approval policy, inline images).
         """
-        if self._state is not SessionState.NEW:
-            raise LocalProtocolError(f"start() called in state {self._state.value}")
+        self._core.require_new()
         self._validate(request)
         self._request = request
         self._path = ntpath if _is_windows_path(request.cwd) else posixpath
         # seed 002 §8.1: codex has no external MCP injection; servers are counted, not sent.
-        self._counters["withheld_mcp_servers"] = len(request.mcp_servers)
-        self._state = SessionState.HANDSHAKE
+        self._core.set_count("withheld_mcp_servers", len(request.mcp_servers))
+        self._core.move(_Move.START)
         actions = Actions()
         client_info = {"name": CLIENT_NAME, "title": "adapter-harness", "version": __version__}
         self._send_request(actions, "initialize", {"clientInfo": client_info})
         return actions
 
     def receive(self, data: bytes, now_ms: float) -> Actions:
-        self._require_started("receive")
-        if self._eof:
-            raise LocalProtocolError("receive() called after end_of_output()")
+        self._core.check_receive()
         actions = Actions()
         for item in self._reader.feed(data):
             self._on_item(item, actions)
         return actions
 
     def end_of_output(self, now_ms: float) -> Actions:
-        self._require_started("end_of_output")
         actions = Actions()
-        if self._eof:
+        if not self._core.close_input():
             return actions
-        self._eof = True
         for item in self._reader.finish():
             self._on_item(item, actions)
-        if self._state is SessionState.CANCELLING:
+        if self._core.phase in _CANCELLING:
             # The process went away after our interrupt: the cancel is complete.
-            self._finish(RunStatus.CANCELLED, actions)
-        elif self._state is not SessionState.FINISHED:
+            self._core.finish(actions, _Move.STOPPED, RunStatus.CANCELLED)
+        elif not self._core.ended:
             # APPSERVER-EOF-001: only turn/completed ends a turn; EOF before it is a failure.
-            self._fail(
+            self._core.fail(
                 actions,
-                "CODEX_APP_SERVER_EOF",
-                f"{_NAME} closed stdout before turn/completed",
+                _Move.FAIL,
+                code="CODEX_APP_SERVER_EOF",
+                message=f"{_NAME} closed stdout before turn/completed",
                 rule="APPSERVER-EOF-001",
             )
         return actions
 
     def cancel(self, now_ms: float) -> Actions:
         """APPSERVER-CANCEL-001: ``turn/interrupt {threadId, turnId}``, then wait for the grace."""
-        self._require_started("cancel")
+        self._core.require_started("cancel")
         actions = Actions()
-        if self._state is SessionState.HANDSHAKE:
+        if self._core.phase is _Phase.HANDSHAKE:
             # No turn was started, so there is nothing to interrupt (APPSERVER-CANCEL-002).
-            self._finish(RunStatus.CANCELLED, actions)
+            self._core.finish(actions, _Move.CANCEL_BEFORE_TURN, RunStatus.CANCELLED)
             return actions
-        if self._state is not SessionState.RUNNING:
+        if not self._core.allows(_Move.CANCEL):
             return actions  # already cancelling or finished: a no-op
-        self._state = SessionState.CANCELLING
-        self._interrupt_pending = True
+        self._core.move(_Move.CANCEL)
         self._cancel_deadline = now_ms + self._interrupt_grace
         self._send_interrupt(actions)
         actions.controls.append(SetDeadline(self._cancel_deadline, _INTERRUPT_DEADLINE))
@@ -483,14 +528,14 @@ class CodexAppServerSession:
 
     def tick(self, now_ms: float) -> Actions:
         """APPSERVER-CANCEL-001: grace over -> close stdin, terminate now, finish cancelled."""
-        self._require_started("tick")
+        self._core.require_started("tick")
         actions = Actions()
         if (
-            self._state is SessionState.CANCELLING
+            self._core.phase in _CANCELLING
             and self._cancel_deadline is not None
             and now_ms >= self._cancel_deadline
         ):
-            self._finish(RunStatus.CANCELLED, actions, terminate_after=0)
+            self._core.finish(actions, _Move.GRACE_OVER, RunStatus.CANCELLED, terminate_after_ms=0)
         return actions
 
     # -- request building -------------------------------------------------------------------------
@@ -583,7 +628,7 @@ class CodexAppServerSession:
     def _send(self, actions: Actions, frame: dict[str, Any]) -> None:
         # wire §A.0: codex app-server omits "jsonrpc" on the wire (APPSERVER-WIRE-001).
         actions.frames.append(jsonrpc.encode(frame))
-        self._counters["frames_sent"] += 1
+        self._core.count("frames_sent")
 
     def _send_request(self, actions: Actions, method: str, params: dict[str, Any]) -> None:
         request_id = self._next_id
@@ -593,34 +638,33 @@ class CodexAppServerSession:
 
     def _send_interrupt(self, actions: Actions) -> None:
         """wire §A.3.2: ``turn/interrupt {threadId, turnId}`` once both ids are known."""
-        if not self._interrupt_pending or self._interrupt_sent:
+        if self._core.phase is not _Phase.INTERRUPT_PENDING:
             return
         if self._thread_id is None or self._turn_id is None:
             return  # sent as soon as turn/start's result or turn/started names the turn
-        self._interrupt_sent = True
+        self._core.move(_Move.INTERRUPT)
         self._send_request(
             actions, "turn/interrupt", {"threadId": self._thread_id, "turnId": self._turn_id}
         )
 
     # -- reading ----------------------------------------------------------------------------------
 
-    def _require_started(self, call: str) -> None:
-        if self._state is SessionState.NEW:
-            raise LocalProtocolError(f"{call}() called before start()")
-
     def _on_item(self, item: ReadItem, actions: Actions) -> None:
-        if self._state is SessionState.FINISHED:
-            self._counters["lines_after_finish"] += 1
+        if self._core.ended:
+            self._core.count("lines_after_finish")
             return
         if isinstance(item, NonJsonLine):
             # design principle 3: nothing is dropped; a wrapper's noise is reported raw.
-            self._counters["non_json_lines"] += 1
+            self._core.count("non_json_lines")
             self._emitted.append(Raw(line=item.text))
         elif isinstance(item, OversizeItem):
-            self._fail(
+            self._core.fail(
                 actions,
-                "CODEX_APP_SERVER_FRAME_TOO_LARGE",
-                f"{_NAME} wrote a {item.size}-byte line; the limit is {self._max_line} bytes",
+                _Move.FAIL,
+                code="CODEX_APP_SERVER_FRAME_TOO_LARGE",
+                message=(
+                    f"{_NAME} wrote a {item.size}-byte line; the limit is {self._max_line} bytes"
+                ),
                 rule="APPSERVER-FRAME-001",
             )
         else:
@@ -628,7 +672,7 @@ class CodexAppServerSession:
                 self._on_json(item, actions)
             except RecursionError:
                 # A value nested deeper than the mapper can stringify is not a message we use.
-                self._counters["invalid_messages"] += 1
+                self._core.count("invalid_messages")
                 self._emitted.append(Raw(line=item.text))
         self._drain(actions)
 
@@ -638,12 +682,12 @@ class CodexAppServerSession:
             self._emitted.clear()
 
     def _on_json(self, item: JsonItem, actions: Actions) -> None:
-        self._counters["frames_received"] += 1
+        self._core.count("frames_received")
         message = jsonrpc.classify(item.value)
         if isinstance(message, Invalid):
             # Not a JSON-RPC message (or a request whose id cannot be answered: codex's
             # schema has no null id for an error reply). Reported, never fatal.
-            self._counters["invalid_messages"] += 1
+            self._core.count("invalid_messages")
             self._emitted.append(Raw(line=item.text))
         elif isinstance(message, Request):
             self._on_server_request(message, actions)
@@ -660,10 +704,10 @@ class CodexAppServerSession:
         """APPSERVER-REQ-001/002: answer every request; never leave the server waiting."""
         result = approval_result(request.method, request.params)
         if result is not None:
-            self._counters["approvals_answered"] += 1
+            self._core.count("approvals_answered")
             self._send(actions, jsonrpc.response(request.id, result, CODEX_APP_SERVER))
             return
-        self._counters["unsupported_requests"] += 1
+        self._core.count("unsupported_requests")
         self._send(
             actions,
             jsonrpc.error_response(
@@ -679,7 +723,7 @@ class CodexAppServerSession:
     def _on_response(self, response: Response, actions: Actions) -> None:
         method = self._outstanding.pop(response.id, None)
         if method is None:
-            self._counters["unexpected_responses"] += 1
+            self._core.count("unexpected_responses")
             return
         handler = _ON_RESULT.get(method)
         if handler is not None:
@@ -693,30 +737,32 @@ class CodexAppServerSession:
             if error.id is None:
                 # The server could not tell which frame it rejected: whatever we were
                 # waiting for will never be answered, so the turn cannot go on.
-                self._fail(
+                self._core.fail(
                     actions,
-                    _RPC_ERROR,
-                    f"{_NAME} rejected a frame{code}: {detail}",
+                    _Move.FAIL,
+                    code=_RPC_ERROR,
+                    message=f"{_NAME} rejected a frame{code}: {detail}",
                     rule="APPSERVER-RPC-ERROR-001",
                 )
             else:
-                self._counters["unexpected_responses"] += 1
+                self._core.count("unexpected_responses")
             return
         if method == "turn/interrupt":
             # The turn may already be over; turn/completed or the grace decides.
-            self._counters["interrupt_errors"] += 1
+            self._core.count("interrupt_errors")
             return
         # APPSERVER-RPC-ERROR-001: a refused request of ours ends the run, typed by method.
-        self._fail(
+        self._core.fail(
             actions,
-            "CODEX_APP_SERVER_RESUME_FAILED" if method == "thread/resume" else _RPC_ERROR,
-            f"{_NAME} {method} failed{code}: {detail}",
+            _Move.FAIL,
+            code="CODEX_APP_SERVER_RESUME_FAILED" if method == "thread/resume" else _RPC_ERROR,
+            message=f"{_NAME} {method} failed{code}: {detail}",
             rule="APPSERVER-RPC-ERROR-001",
         )
 
     def _on_initialize(self, result: Any, actions: Actions) -> None:
         """wire §A.3.2 lifecycle: answer with ``initialized``, then open the thread."""
-        if self._state is not SessionState.HANDSHAKE:
+        if self._core.phase is not _Phase.HANDSHAKE:
             return
         user_agent = _dict(result).get("userAgent")
         self._user_agent = user_agent if isinstance(user_agent, str) else None
@@ -737,31 +783,33 @@ class CodexAppServerSession:
             self._send_request(actions, "thread/start", params)
 
     def _on_thread(self, result: Any, actions: Actions) -> None:
-        if self._state is not SessionState.HANDSHAKE:
+        if self._core.phase is not _Phase.HANDSHAKE:
             return
         assert self._request is not None
         thread_id = _str(_dict(_dict(result).get("thread")).get("id"))
         if thread_id is None:
-            self._fail(
+            self._core.fail(
                 actions,
-                _PROTOCOL_ERROR,
-                f"{_NAME} returned no thread id",
+                _Move.FAIL,
+                code=_PROTOCOL_ERROR,
+                message=f"{_NAME} returned no thread id",
                 rule="APPSERVER-SESSION-001",
             )
             return
         resume = self._request.resume_session_id
         if resume and thread_id != resume:
             # A different thread is a new conversation, never a silent replacement.
-            self._fail(
+            self._core.fail(
                 actions,
-                "CODEX_APP_SERVER_RESUME_MISMATCH",
-                f"{_NAME} resumed a different thread than the one requested",
+                _Move.FAIL,
+                code="CODEX_APP_SERVER_RESUME_MISMATCH",
+                message=f"{_NAME} resumed a different thread than the one requested",
                 rule="APPSERVER-RESUME-001",
             )
             return
         self._report_session(thread_id)
         # seed 000 §5.3: the prompt travels in turn/start.
-        self._state = SessionState.RUNNING
+        self._core.move(_Move.TURN_START)
         self._send_request(actions, "turn/start", self._turn_params())
 
     def _report_session(self, thread_id: str) -> None:
@@ -791,11 +839,11 @@ class CodexAppServerSession:
     def _on_notification(self, message: Notification, line: str, actions: Actions) -> None:
         handler = _ON_NOTIFICATION.get(message.method)
         if handler is None:
-            self._counters["ignored_notifications"] += 1
+            self._core.count("ignored_notifications")
             return
         params = _dict(message.params)
         if self._foreign(params):
-            self._counters["foreign_notifications"] += 1
+            self._core.count("foreign_notifications")
             return
         handler(self, params, line, actions)
 
@@ -814,14 +862,14 @@ class CodexAppServerSession:
     def _on_thread_started(self, params: dict[str, Any], line: str, actions: Actions) -> None:
         thread_id = _str(_dict(params.get("thread")).get("id"))
         if thread_id is None or (self._thread_id is not None and thread_id != self._thread_id):
-            self._counters["foreign_notifications"] += 1
+            self._core.count("foreign_notifications")
             return
         self._report_session(thread_id)
 
     def _on_turn_started(self, params: dict[str, Any], line: str, actions: Actions) -> None:
         turn = _dict(params.get("turn"))
         if self._turn_id is not None and turn.get("id") not in (None, self._turn_id):
-            self._counters["foreign_notifications"] += 1
+            self._core.count("foreign_notifications")
             return
         self._learn_turn(turn.get("id"), actions)
         # CODEX-TURN-001 via the shared mapper: status thinking, paragraph state reset.
@@ -838,13 +886,13 @@ class CodexAppServerSession:
     ) -> None:
         item = params.get("item")
         if not isinstance(item, dict):
-            self._counters["invalid_messages"] += 1
+            self._core.count("invalid_messages")
             self._emitted.append(Raw(line=line))
             return
         kind = item.get("type")
         # ROBUST-WRONGTYPE-001: a non-string type never reaches a set lookup (it maps to raw).
         if isinstance(kind, str) and kind in _USER_ITEMS:
-            self._counters["ignored_items"] += 1  # our own prompt, echoed back
+            self._core.count("ignored_items")  # our own prompt, echoed back
             return
         if kind == "agentMessage":
             if phase == "completed":
@@ -869,7 +917,7 @@ class CodexAppServerSession:
         if not isinstance(item_id, str) or not isinstance(delta, str) or not delta:
             return
         if item_id in self._messages_done:
-            self._counters["late_deltas"] += 1
+            self._core.count("late_deltas")
             return
         self._message_piece(item_id, delta)
 
@@ -895,7 +943,7 @@ class CodexAppServerSession:
         self._messages_done.add(item_id)
         streamed = self._message_text.get(item_id, "")
         if not text.startswith(streamed):
-            self._counters["divergent_messages"] += 1
+            self._core.count("divergent_messages")
             return
         if len(text) > len(streamed):
             # APPSERVER-TEXT-001: only what the deltas did not already show.
@@ -960,11 +1008,11 @@ class CodexAppServerSession:
         if not self._patch_streaming:
             # Without our override the completed item is keyed by index; a path-keyed
             # preview could not be settled by it, so it is not rendered.
-            self._counters["ignored_patch_previews"] += 1
+            self._core.count("ignored_patch_previews")
             return
         if not isinstance(item_id, str) or not item_id:
             return
-        self._counters["patch_previews"] += 1
+        self._core.count("patch_previews")
         self._preview(item_id, params.get("changes"), actions)
 
     def _preview(self, item_id: str, changes: Any, actions: Actions) -> None:
@@ -1018,7 +1066,7 @@ class CodexAppServerSession:
             # seed 000 §5.3 (APPSERVER-PATCH-003): the final event settles the SAME row,
             # through the shared mapper (ToolUse with od_diff_stat, then ToolResult).
             claimed = self._mapper.item("completed", normalize_item(one)) and claimed
-        self._counters["unsettled_previews"] += len(set(rows) - settled)
+        self._core.count("unsettled_previews", len(set(rows) - settled))
         if not claimed:
             # As exec-json: a change we cannot name honestly leaves the line raw.
             self._emitted.append(Raw(line=line))
@@ -1035,7 +1083,7 @@ class CodexAppServerSession:
         if self._turn_id is None:
             # thread/resume replays the previous turn's usage before our turn is known
             # (codex 0.171.0); usage of our turn only follows the turn/start result.
-            self._counters["foreign_notifications"] += 1
+            self._core.count("foreign_notifications")
             return
         total = _dict(params.get("tokenUsage")).get("total")
         if isinstance(total, dict):
@@ -1085,16 +1133,16 @@ class CodexAppServerSession:
         self._mapper.error({"message": message})
 
     def _on_turn_completed(self, params: dict[str, Any], line: str, actions: Actions) -> None:
-        if self._state not in (SessionState.RUNNING, SessionState.CANCELLING):
-            self._counters["foreign_notifications"] += 1
+        if not self._core.allows(_Move.TURN_COMPLETED):
+            self._core.count("foreign_notifications")
             return
         turn = _dict(params.get("turn"))
         turn_id = turn.get("id")
         if self._turn_id is not None and turn_id != self._turn_id:
-            self._counters["foreign_notifications"] += 1
+            self._core.count("foreign_notifications")
             return
         status = turn.get("status")
-        self._counters["unsettled_previews"] += sum(len(rows) for rows in self._previews.values())
+        self._core.count("unsettled_previews", sum(len(rows) for rows in self._previews.values()))
         self._previews.clear()
         if self._usage is not None:
             usage = {
@@ -1107,17 +1155,18 @@ class CodexAppServerSession:
             self._mapper.turn_completed(usage)
         if status == "completed":
             # APPSERVER-TURN-001: done; the server stays alive, so close and terminate.
-            self._finish(RunStatus.COMPLETED, actions)
+            self._core.finish(actions, _Move.TURN_COMPLETED, RunStatus.COMPLETED)
         elif status == "interrupted":
             # APPSERVER-TURN-002: turn/interrupt (ours or another client's) -> cancelled.
-            self._finish(RunStatus.CANCELLED, actions)
+            self._core.finish(actions, _Move.TURN_COMPLETED, RunStatus.CANCELLED)
         elif status == "failed":
             self._turn_failed(turn, actions)
         else:
-            self._fail(
+            self._core.fail(
                 actions,
-                _PROTOCOL_ERROR,
-                f"{_NAME} sent turn/completed with status {status!r:.40}",
+                _Move.FAIL,
+                code=_PROTOCOL_ERROR,
+                message=f"{_NAME} sent turn/completed with status {status!r:.40}",
                 rule="APPSERVER-TURN-003",
             )
 
@@ -1129,44 +1178,20 @@ class CodexAppServerSession:
         info = _dict(error).get("codexErrorInfo")
         kind = info if isinstance(info, str) else next(iter(_dict(info)), None)
         self._drain(actions)
-        self._fail(
+        self._core.fail(
             actions,
-            "CODEX_TURN_FAILED",
-            f"codex turn failed: {_bounded(message)}",
+            _Move.FAIL,
+            code="CODEX_TURN_FAILED",
+            message=f"codex turn failed: {_bounded(message)}",
             rule="APPSERVER-TURN-003",
             retryable=kind in _RETRYABLE_ERROR_INFO,
         )
 
     # -- endings ----------------------------------------------------------------------------------
 
-    def _finish(
-        self, status: RunStatus, actions: Actions, *, terminate_after: int | None = None
-    ) -> None:
+    def _drain_before_end(self, actions: Actions, status: RunStatus) -> None:
+        """Events the mapper still holds go out before the run's end."""
         self._drain(actions)
-        self._state = SessionState.FINISHED
-        self._status = status
-        after = self._shutdown_grace if terminate_after is None else terminate_after
-        actions.controls.append(CloseStdin())
-        actions.controls.append(Terminate(after_ms=after))
-        actions.controls.append(Finished(status))
-
-    def _fail(
-        self,
-        actions: Actions,
-        code: str,
-        message: str,
-        *,
-        rule: str,
-        retryable: bool = False,
-    ) -> None:
-        self._drain(actions)
-        error = SessionError(code=code, message=message, rule=rule, retryable=retryable)
-        self._state = SessionState.FINISHED
-        self._status = RunStatus.FAILED
-        self._error = error
-        actions.controls.append(CloseStdin())
-        actions.controls.append(Terminate(after_ms=self._shutdown_grace))
-        actions.controls.append(Finished(RunStatus.FAILED, error))
 
 
 def _is_windows_path(path: str) -> bool:
