@@ -875,11 +875,11 @@ class _Run:
             cancel_at=self.cancel_at,
             deadlines=tuple(self.deadlines),
             stdin_closed=self.stdin_closed,
-            terminated=self.term_started > 0,
-            killed=self.kill_started > 0,
+            terminated_at=self.term_started or None,
+            killed_at=self.kill_started or None,
             exited=self.exited,
             returncode=self.returncode,
-            reaped=self.tree_dead_at is not None,
+            reaped_at=self.tree_dead_at,
             abandoned=self.abandoned,
         )
         for noted in watch.observe(state, now):

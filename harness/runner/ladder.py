@@ -30,13 +30,14 @@ class LadderState:
     #: The session's pending deadlines: ``(at_ms, label)``.
     deadlines: tuple[tuple[float, str], ...]
     stdin_closed: bool
-    #: The graceful stop was sent; the forced stop was sent.
-    terminated: bool
-    killed: bool
+    #: When the graceful stop, and the forced stop, were sent (the run's clock), once sent.
+    terminated_at: float | None
+    killed_at: float | None
     exited: bool
     #: ``Popen.returncode`` once exited (negative: the signal).
     returncode: int | None
-    reaped: bool
+    #: When no owned process was left, once none was.
+    reaped_at: float | None
     abandoned: bool
 
 
@@ -66,7 +67,8 @@ class LadderWatch:
         self._seen_deadlines: set[tuple[float, str]] = set()
 
     def observe(self, state: LadderState, now_ms: float) -> list[NotedStep]:
-        """The steps taken since the last look (``now_ms`` is the run's clock)."""
+        """The steps taken since the last look (``now_ms`` is the run's clock), in order,
+        each with its time (:attr:`NotedStep.at_ms`)."""
         last, self._last = self._last, state
         if last is None or not state.cancel_requested:
             self._seen_deadlines = set(state.deadlines)
@@ -85,16 +87,30 @@ class LadderWatch:
             steps.append(NotedStep(StepKind.GRACE, grace))
         if state.stdin_closed and not last.stdin_closed:
             steps.append(NotedStep(StepKind.STDIN_CLOSE, {}))
-        if state.terminated and not last.terminated:
+        if state.terminated_at is not None and last.terminated_at is None:
             detail = {"signal": self._graceful, "grace_ms": self._grace_ms}
-            steps.append(NotedStep(StepKind.TERMINATE, detail))
-        if state.killed and not last.killed:
-            steps.append(NotedStep(StepKind.KILL, {"signal": self._forced}))
+            steps.append(NotedStep(StepKind.TERMINATE, detail, state.terminated_at))
+        if state.killed_at is not None and last.killed_at is None:
+            steps.append(NotedStep(StepKind.KILL, {"signal": self._forced}, state.killed_at))
         if state.exited and not last.exited:
             rc = state.returncode
             code = rc if rc is not None and rc >= 0 else None
             name = _signal_name(-rc) if rc is not None and rc < 0 else None
             steps.append(NotedStep(StepKind.EXITED, {"code": code, "signal": name}))
-        if state.reaped and not last.reaped:
-            steps.append(NotedStep(StepKind.REAPED, {"abandoned": state.abandoned}))
-        return steps
+        if state.reaped_at is not None and last.reaped_at is None:
+            reaped = {"abandoned": state.abandoned}
+            steps.append(NotedStep(StepKind.REAPED, reaped, state.reaped_at))
+        return _timed(steps, now_ms)
+
+
+def _timed(steps: list[NotedStep], now_ms: float) -> list[NotedStep]:
+    """Every step with its time: a step the state gives no time for was taken no later
+    than the next one that has a time (stdin is closed just before the graceful stop)."""
+    out: list[NotedStep] = []
+    upper = now_ms
+    for step in reversed(steps):
+        at = min(upper, step.at_ms if step.at_ms is not None else now_ms)
+        out.append(NotedStep(step.kind, step.detail, at))
+        upper = at
+    out.reverse()
+    return out
