@@ -56,15 +56,17 @@ STEP_FIELDS: Mapping[StepKind, Mapping[str, tuple[type, ...]]] = {
 @dataclass(frozen=True)
 class Step:
     """One ladder step: when (ms after the spawn, like a chunk's ``t``), what, and its
-    details. ``chunk_index``/``stdout_offset``/``line`` say where a reader found it (how
-    many chunks, and stdout bytes, came before it; its 1-based line); a writer ignores them.
+    details. ``chunk_index``/``stdout_chunks``/``stdin_bytes``/``line`` say where a reader
+    found it (how many chunks, stdout chunks and stdin bytes came before it, as recorded;
+    its 1-based line); a writer ignores them.
     """
 
     t_ms: float
     kind: StepKind
     detail: Mapping[str, Any] = field(default_factory=dict)
     chunk_index: int = 0
-    stdout_offset: int = 0
+    stdout_chunks: int = 0
+    stdin_bytes: int = 0
     line: int = 0
 
     def problem(self) -> str | None:

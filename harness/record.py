@@ -889,7 +889,7 @@ class _Reader:
                 raise self.fail(line, "'b64' is not valid base64") from None
         return Chunk(t_ms, direction, data)
 
-    def step(self, obj: dict[str, Any], line: int, chunks: int, stdout: int) -> Step:
+    def step(self, obj: dict[str, Any], line: int, chunks: int, stdout: int, stdin: int) -> Step:
         t_ms = self.number(obj, "t", line)
         try:
             kind = StepKind(obj.get("step"))
@@ -899,7 +899,15 @@ class _Reader:
                 line, f"'step' must be one of {known}, got {obj.get('step')!r}"
             ) from None
         detail = {k: v for k, v in obj.items() if k not in ("t", "step")}
-        step = Step(t_ms, kind, detail, chunk_index=chunks, stdout_offset=stdout, line=line)
+        step = Step(
+            t_ms,
+            kind,
+            detail,
+            chunk_index=chunks,
+            stdout_chunks=stdout,
+            stdin_bytes=stdin,
+            line=line,
+        )
         problem = step.problem()
         if problem is not None:
             raise self.fail(line, problem)
@@ -940,6 +948,7 @@ class _LineReader:
         self.steps: list[Step] = []
         self._chunks = 0
         self._stdout = 0
+        self._stdin = 0
 
     def line(self, number: int, raw_line: bytes) -> Chunk | None:
         """Check line ``number`` (without its ``\\n``); its chunk, if it is one."""
@@ -965,12 +974,14 @@ class _LineReader:
         elif "exit" in obj:
             self.exit = reader.exit(obj, number)
         elif "step" in obj:
-            self.steps.append(reader.step(obj, number, self._chunks, self._stdout))
+            self.steps.append(reader.step(obj, number, self._chunks, self._stdout, self._stdin))
         else:
             chunk = reader.chunk(obj, number)
             self._chunks += 1
             if chunk.direction is Direction.STDOUT:
-                self._stdout += len(chunk.data)
+                self._stdout += 1
+            elif chunk.direction is Direction.STDIN:
+                self._stdin += len(chunk.data)
             return chunk
         return None
 

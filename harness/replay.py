@@ -31,10 +31,21 @@ is its session's, a one-way stream's own verdict is ``failed`` when it published
 ``error`` event, ref §1.2, whatever the exit code, which is reported beside it) and,
 for two-way formats, REPLAY-FRAMES-001 (the session sent what the recorded stdin
 holds; ``skipped`` when the recording has no stdin).
+
+A recording of a cancelled run (it holds ladder steps, RECORD-LADDER-001) is judged as
+a cancel too (:mod:`harness.replay_cancel`): the ladder's order and gaps
+(REPLAY-CANCEL-LADDER-001); a two-way session is cancelled where the recording's cancel
+step sits, its grace expires at the recorded offset (paced with ``timing``,
+REPLAY-CANCEL-TIMING-001), and what it sends from the cancel on is compared with the
+recorded stdin after the step (REPLAY-CANCEL-FRAMES-001); the run ends ``cancelled``
+with one terminal and nothing published after it (REPLAY-CANCEL-STATUS-001). After a
+cancelled session finished, the rest of the stdout still reaches it, as it does live.
 """
 
 from __future__ import annotations
 
+import bisect
+import json
 import math
 import random
 import time
@@ -54,9 +65,12 @@ from harness.capture.driver import (
 )
 from harness.defs.types import AgentDef
 from harness.errors import HarnessError
-from harness.events import Error, Event
+from harness.events import Error, Event, TextDelta, ThinkingDelta, ToolUse
+from harness.ladder import Step
+from harness.prompt import is_terminal_turn
 from harness.protocols.base import (
     Actions,
+    Finished,
     RunStatus,
     SessionError,
     SessionRequest,
@@ -74,6 +88,7 @@ from harness.record import (
     restore_header,
     restore_paths,
 )
+from harness.replay_cancel import Canceller, CancelPlan, ladder_problems
 from harness.scrub import restore_bytes
 from harness.streams import TWO_WAY_FORMATS, UnknownStreamFormatError, create_parser
 
@@ -150,6 +165,8 @@ class ReplayResult:
     comparison: FrameComparison | None = None
     #: The capture driver's full report (two-way formats).
     capture: CaptureReplay | None = None
+    #: A cancelled recording's cancel, as replayed (two-way formats).
+    canceller: Canceller | None = None
 
     @property
     def ok(self) -> bool:
@@ -171,6 +188,14 @@ class ReplayResult:
             "exit": self.exit.to_json()["exit"] if self.exit else None,
             "findings": [f.to_json() for f in self.findings],
             "comparison": self.comparison.to_json() if self.comparison else None,
+            "grace_ticks": (
+                [
+                    {"label": t.label, "recorded_ms": t.recorded_ms, "clock_ms": t.delivered_ms}
+                    for t in self.canceller.ticks
+                ]
+                if self.canceller is not None
+                else []
+            ),
         }
 
 
@@ -311,6 +336,16 @@ class _Pacer:
         if due > 0:
             self._clock.sleep_ms(due)
 
+    def wait_until(self, t_ms: float) -> float | None:
+        """Wait until ``t_ms`` after the start (a recorded offset); the clock's reading
+        then, ms after the start (``None`` without timing)."""
+        if self._clock is None:
+            return None
+        due = t_ms - (self._clock.now_ms() - self._origin)
+        if due > 0:
+            self._clock.sleep_ms(due)
+        return self._clock.now_ms() - self._origin
+
 
 class _Stdout:
     """The recorded stdout as it is read, chunk by chunk (design §Reliability: never whole).
@@ -336,9 +371,13 @@ class _Stdout:
         self.read = 0
         self.line_ends: deque[int] = deque()
         self.closed = False
+        #: Told of each chunk as it is read (a cancelled two-way recording).
+        self.canceller: Canceller | None = None
 
     def __iter__(self) -> Iterator[bytes]:
-        for data, t_ms in self._chunks:
+        for index, (data, t_ms) in enumerate(self._chunks):
+            if self.canceller is not None:
+                self.canceller.reading(index, t_ms)
             start = self.read
             self.read += len(data)
             if not self.closed:
@@ -394,6 +433,19 @@ class _Input:
     times: Callable[[], Iterator[tuple[int, float]]]
     #: The largest chunk time, when known: the check reads :attr:`times` only if it is late.
     latest_t_ms: float | None = None
+    #: The stop ladder's steps (RECORD-LADDER-001).
+    steps: tuple[Step, ...] = ()
+    #: What the recorded host wrote to stdin from the cancel step on, paths restored.
+    stdin_after_cancel: bytes = b""
+
+
+def _after_cancel(steps: Sequence[Step], stdin: bytes, values: Mapping[str, str] | None) -> bytes:
+    """The raw recorded ``stdin`` from the first cancel step on, paths restored."""
+    cancel = next((s for s in steps if s.kind.value == "cancel"), None)
+    if cancel is None:
+        return b""
+    rest = stdin[cancel.stdin_bytes :]
+    return rest if values is None else restore_bytes(rest, values)
 
 
 def _paths(paths: Mapping[str, str] | None) -> dict[str, str]:
@@ -403,18 +455,26 @@ def _paths(paths: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _from_recording(recording: Recording, paths: Mapping[str, str] | None) -> _Input:
+    values: dict[str, str] | None = None
+    raw_stdin = recording.stream(Direction.STDIN) if recording.steps else b""
     if recording.placeholders:
-        where = _paths(paths)
+        values = where = _paths(paths)
         recording = restore_paths(recording, cwd=where["cwd"], home=where["home"], tmp=where["tmp"])
     chunks = recording.chunks
+    placed = [s.chunk_index for s in recording.steps]
     return _Input(
         recording.header,
         recording.exit,
         recording.source,
         recording.stream(Direction.STDIN),
         lambda: ((c.data, c.t_ms) for c in chunks if c.direction is Direction.STDOUT),
-        # Chunk ``i`` is on line ``i + 2`` (the header is line 1).
-        lambda: ((index + 2, c.t_ms) for index, c in enumerate(chunks)),
+        # Chunk ``i`` is on line ``i + 2`` (the header is line 1) plus the steps before it.
+        lambda: (
+            (index + 2 + bisect.bisect_right(placed, index), c.t_ms)
+            for index, c in enumerate(chunks)
+        ),
+        steps=recording.steps,
+        stdin_after_cancel=_after_cancel(recording.steps, raw_stdin, values),
     )
 
 
@@ -440,6 +500,8 @@ def _from_scan(scan: RecordingScan, paths: Mapping[str, str] | None) -> _Input:
         stdout,
         lambda: ((line, c.t_ms) for line, c in scan.chunks()),
         scan.latest_t_ms,
+        steps=scan.steps,
+        stdin_after_cancel=_after_cancel(scan.steps, scan.stdin, values),
     )
 
 
@@ -469,11 +531,18 @@ class _Events:
         self._result = result
         self._on_event = on_event
         self.first_error: Error | None = None
+        #: Terminal turns (ref §2.1.8: not paused for a tool) and content after the first.
+        self.terminals = 0
+        self.after_terminal = 0
 
     def add(self, event: Event) -> None:
         self._result.event_count += 1
         if self.first_error is None and isinstance(event, Error):
             self.first_error = event
+        if self.terminals and isinstance(event, (TextDelta, ThinkingDelta, ToolUse)):
+            self.after_terminal += 1
+        if is_terminal_turn(event):
+            self.terminals += 1
         if self._on_event is None:
             self._result.events.append(event)
         else:
@@ -503,6 +572,19 @@ def _replay_one_way(
     result.status = RunStatus.FAILED if first is not None else RunStatus.COMPLETED
     if first is not None:
         result.error = SessionError(code=first.code or "STREAM_ERROR", message=first.message)
+    if any(s.kind.value == "cancel" for s in source.steps):
+        # ref §10.1 rule 1: a cancelled run is cancelled, whatever its stream said.
+        result.status = RunStatus.CANCELLED
+        problems: list[str] = []
+        if events.terminals > 1:
+            problems.append(f"{events.terminals} terminal turns")
+        if events.after_terminal:
+            problems.append(
+                f"{_count(events.after_terminal, 'event')} of content after the terminal turn"
+            )
+        verdict = "fail" if problems else "pass"
+        message = "; ".join(problems) or "cancelled; at most one terminal turn, nothing after it"
+        result.findings.append(Finding("REPLAY-CANCEL-STATUS-001", verdict, message))
 
 
 # -- two-way formats -----------------------------------------------------------------------------
@@ -536,6 +618,12 @@ class _Rechunked:
         self._bytewise = bytewise
         self._line_start = 0
         self._fed = 0
+        #: Cancels the session where the recording did (a cancelled recording).
+        self.canceller: Canceller | None = None
+        self.frames_sent = 0
+        #: How often the session finished, and events it published after the first time.
+        self.finishes = 0
+        self.events_after_finish = 0
 
     @property
     def state(self) -> SessionState:
@@ -550,14 +638,38 @@ class _Rechunked:
         return self._inner.counters
 
     def _seen(self, actions: Actions) -> Actions:
+        if self.finishes:
+            self.events_after_finish += len(actions.events)
+        self.frames_sent += len(actions.frames)
+        self.finishes += sum(1 for c in actions.controls if isinstance(c, Finished))
         if actions.finished is not None:
             self._stdout.closed = True  # nothing more is fed: stop tracking the stream
         return actions
+
+    def _due(self, *, final: bool = False) -> Actions:
+        """The cancel and grace ticks the recording had before what comes next."""
+        if self.canceller is None or self.finishes:
+            return Actions()
+        return self._seen(self.canceller.due(self._inner, self.frames_sent, final=final))
+
+    def after_terminal(self, lines: Iterable[str], on_event: Callable[[Event], None]) -> None:
+        """What the CLI wrote after the session finished, fed as a live run feeds it, then
+        the end of output (REPLAY-CANCEL-STATUS-001: nothing may be published)."""
+        for text in lines:
+            actions = self._seen(self._inner.receive(text.encode("utf-8") + b"\n", 0.0))
+            for event in actions.events:
+                on_event(event)
+        for event in self._seen(self._inner.end_of_output(0.0)).events:
+            on_event(event)
 
     def start(self, request: SessionRequest, now_ms: float) -> Actions:
         return self._seen(self._inner.start(request, now_ms))
 
     def receive(self, data: bytes, now_ms: float) -> Actions:
+        early = self._due()
+        return early.extend(self._receive(data, now_ms))
+
+    def _receive(self, data: bytes, now_ms: float) -> Actions:
         stdout = self._stdout
         base = self._line_start + self._fed
         line_end = stdout.line_ends[0] if stdout.line_ends else max(stdout.read, base)
@@ -577,7 +689,10 @@ class _Rechunked:
         return self._seen(out)
 
     def end_of_output(self, now_ms: float) -> Actions:
-        return self._seen(self._inner.end_of_output(now_ms))
+        early = self._due(final=True)
+        if early.finished is not None:
+            return early
+        return early.extend(self._seen(self._inner.end_of_output(now_ms)))
 
     def cancel(self, now_ms: float) -> Actions:
         return self._seen(self._inner.cancel(now_ms))
@@ -644,6 +759,10 @@ def _replay_two_way(
         pacer,
         bytewise=bytewise,
     )
+    plan = CancelPlan.from_steps(source.steps, source.exit.duration_ms)
+    if plan is not None:
+        session.canceller = stdout.canceller = Canceller(plan, pacer.wait_until)
+        result.canceller = session.canceller
     capture = replay_capture(
         session,
         request,
@@ -653,6 +772,8 @@ def _replay_two_way(
         request_source=origin,
         on_event=events.add,
     )
+    if plan is not None and session.finishes:
+        session.after_terminal(capture.remaining_lines, events.add)
     result.capture = capture
     result.frames.extend(capture.frames)
     result.status = capture.status
@@ -676,6 +797,70 @@ def _replay_two_way(
         result.findings.append(
             Finding("REPLAY-FRAMES-001", "skipped", "the recording holds no stdin to compare")
         )
+    if plan is not None:
+        result.findings.append(_cancel_frames_finding(source, session, capture, adapter))
+        result.findings.append(
+            _cancel_end_finding(result, session.finishes, session.events_after_finish)
+        )
+
+
+def _cancel_frames_finding(
+    source: _Input, session: _Rechunked, capture: CaptureReplay, adapter: Any
+) -> Finding:
+    """REPLAY-CANCEL-FRAMES-001: from the cancel on, the session sends what the recorded
+    host sent after its cancel step, in order (ids, paths and timestamps aside)."""
+    rule = "REPLAY-CANCEL-FRAMES-001"
+    canceller = session.canceller
+    assert canceller is not None
+    if not canceller.sent:
+        return Finding(rule, "skipped", "the session finished before the cancel: none was sent")
+    try:
+        recorded = parse_host_input(source.stdin_after_cancel)
+    except HostInputError as exc:
+        return Finding(rule, "fail", f"the recorded stdin after the cancel is unusable: {exc}")
+    sent = capture.frames[canceller.frames_before :]
+    expected = [adapter.normalize_frame(f) for f in recorded]
+    actual = [adapter.normalize_frame(f) for f in sent]
+    for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
+        if left != right:
+            return Finding(
+                rule,
+                "fail",
+                f"frame {index} after the cancel: recorded {_short(left)}; sent {_short(right)}",
+            )
+    if len(expected) != len(actual):
+        extra = expected[len(actual) :] or actual[len(expected) :]
+        side = "recorded but not sent" if len(expected) > len(actual) else "sent but not recorded"
+        return Finding(
+            rule,
+            "fail",
+            f"{len(expected)} frame(s) recorded after the cancel, {len(actual)} sent; "
+            f"{side}: {_short(extra[0])}",
+        )
+    return Finding(rule, "pass", f"{_count(len(actual), 'frame')} after the cancel, as recorded")
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    return text if len(text) <= 160 else text[:159] + "…"
+
+
+def _cancel_end_finding(result: ReplayResult, finishes: int, after: int) -> Finding:
+    """REPLAY-CANCEL-STATUS-001: ``cancelled``, one terminal, nothing after it."""
+    problems: list[str] = []
+    if finishes != 1:
+        problems.append(f"the session finished {finishes} times")
+    if after:
+        problems.append(f"{_count(after, 'event')} published after the terminal one")
+    session_status = result.status.value if result.status else "unfinished"
+    result.status = RunStatus.CANCELLED
+    if problems:
+        return Finding("REPLAY-CANCEL-STATUS-001", "fail", "; ".join(problems))
+    return Finding(
+        "REPLAY-CANCEL-STATUS-001",
+        "pass",
+        f"cancelled; the session finished once ({session_status}), nothing after it",
+    )
 
 
 def _count(n: int, noun: str) -> str:
@@ -747,5 +932,38 @@ def replay_recording(
         _replay_two_way(source, cutter, pacer, result, events, bytewise=chunking == "1", defn=defn)
     else:
         _replay_one_way(source, cutter, pacer, result, events)
+    if source.steps:
+        result.findings.append(_ladder_finding(source.steps))
+        if result.canceller is not None:
+            result.findings.append(_timing_finding(result.canceller, timing))
     result.findings.insert(0, _status_finding(result, header.expect))
     return result
+
+
+def _ladder_finding(steps: Sequence[Step]) -> Finding:
+    """REPLAY-CANCEL-LADDER-001: the recorded ladder's order and gaps."""
+    problems = ladder_problems(steps)
+    if problems:
+        return Finding("REPLAY-CANCEL-LADDER-001", "fail", "; ".join(problems))
+    names = " > ".join(s.kind.value for s in steps)
+    return Finding("REPLAY-CANCEL-LADDER-001", "pass", names)
+
+
+def _timing_finding(canceller: Canceller, timing: bool) -> Finding:
+    """REPLAY-CANCEL-TIMING-001: with timing, a grace expires no earlier than recorded."""
+    rule = "REPLAY-CANCEL-TIMING-001"
+    if not canceller.ticks:
+        return Finding(rule, "skipped", "no grace expired in the recording")
+    if not timing:
+        return Finding(rule, "skipped", "replayed without --timing")
+    late = [t for t in canceller.ticks if t.delivered_ms is None or t.delivered_ms < t.recorded_ms]
+    if late:
+        tick = late[0]
+        return Finding(
+            rule,
+            "fail",
+            f"grace {tick.label!r} expired at {tick.delivered_ms} ms, before the recorded "
+            f"{tick.recorded_ms} ms",
+        )
+    what = ", ".join(f"{t.label} at {t.recorded_ms:g} ms" for t in canceller.ticks)
+    return Finding(rule, "pass", f"grace expired as recorded: {what}")

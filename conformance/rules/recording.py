@@ -132,6 +132,37 @@ RULES = (
         "design §Recordings",
     ),
     _rule(
+        "REPLAY-CANCEL-LADDER-001",
+        "Replaying a cancelled recording, its ladder is in order: one cancel first, the grace "
+        "after it, stdin closed before the graceful stop, that stop no earlier than the grace "
+        "unless the CLI answered or exited, the forced stop only after it and its recorded "
+        "wait, the tree reaped once and last, and times never going back.",
+        "design §Recordings; seed 001 §10",
+    ),
+    _rule(
+        "REPLAY-CANCEL-FRAMES-001",
+        "Replaying a cancelled two-way recording, the session is cancelled where the cancel "
+        "step sits and, from there on, sends the frames the recorded stdin holds after the "
+        "step, in order, modulo ids, paths and timestamps.",
+        "design §Recordings; seed 001 §10",
+        _TWO_WAY,
+    ),
+    _rule(
+        "REPLAY-CANCEL-STATUS-001",
+        "A replayed cancelled run ends cancelled with one terminal: the session finishes "
+        "once and publishes nothing after, even for stdout the CLI wrote later; a one-way "
+        "stream has at most one terminal turn and no content after it.",
+        "design §Recordings; ref §10.1",
+    ),
+    _rule(
+        "REPLAY-CANCEL-TIMING-001",
+        "With timing, a cancel grace the recording let run out expires in the replay no "
+        "earlier than the cancel step's time plus the recorded grace, by the injectable "
+        "clock.",
+        "design §Recordings; seed 001 §10",
+        _TWO_WAY,
+    ),
+    _rule(
         "REPLAY-CLI-001",
         "harness replay replays a file or every recording under a directory, prints events and "
         "one verdict line per rule checked, and exits non-zero on any failure.",

@@ -60,10 +60,12 @@ How a capture is fed (each step is a rule of ``conformance/rules/capture.py``):
   (:meth:`ReplayAdapter.turn_starts`) are counted, not compared. Every
   difference is a :class:`FrameDifference` (index, recorded vs sent).
 
-Limitations (documented, not hidden): the replay never calls ``cancel``, so a
-capture of a run the recorded client cancelled is judged as an uncancelled run
-would be (a dsh ``result: cancelled`` without our ``cancel`` fails the run, as
-seed 001 §6 / ref §2.8 require live); deadlines never expire (see "Timeless").
+Limitations (documented, not hidden): the driver never calls ``cancel``, so a
+bare capture of a run the recorded client cancelled is judged as an uncancelled
+run would be (a dsh ``result: cancelled`` without our ``cancel`` fails the run,
+as seed 001 §6 / ref §2.8 require live); deadlines never expire (see
+"Timeless"). A recording keeps when the cancel came (RECORD-LADDER-001), and
+``harness replay`` cancels the session there itself (:mod:`harness.replay_cancel`).
 """
 
 from __future__ import annotations

@@ -107,9 +107,15 @@ def test_writer_keeps_steps_in_place_and_the_reader_places_them() -> None:
         StepKind.REAPED,
     ]
     cancel, grace = recording.steps[0], recording.steps[1]
-    assert (cancel.chunk_index, cancel.stdout_offset, cancel.line) == (1, 16, 3)
-    assert (grace.chunk_index, grace.stdout_offset) == (2, 16)
-    assert recording.steps[2].stdout_offset == 16 + len(b'{"type":"result"}\n')
+    assert (cancel.chunk_index, cancel.stdout_chunks, cancel.stdin_bytes, cancel.line) == (
+        1,
+        1,
+        0,
+        3,
+    )
+    assert (grace.chunk_index, grace.stdout_chunks) == (2, 1)
+    assert grace.stdin_bytes == len(b'{"type":"cancel"}\n')
+    assert recording.steps[2].stdout_chunks == 2
     assert [c.direction for c in recording.chunks] == [
         Direction.STDOUT,
         Direction.STDIN,
@@ -166,9 +172,9 @@ def test_scan_and_parse_read_the_same_steps(tmp_path: Any) -> None:
     path.write_text(format_recording(recording), encoding="utf-8")
     parsed = parse_recording(path.read_bytes())
     assert scan_recording(path).steps == parsed.steps
-    assert [(s.chunk_index, s.stdout_offset, s.line) for s in parsed.steps] == [
-        (1, 4, 3),
-        (2, 4, 5),
+    assert [(s.chunk_index, s.stdout_chunks, s.stdin_bytes, s.line) for s in parsed.steps] == [
+        (1, 1, 0, 3),
+        (2, 1, 3, 5),
     ]
 
 
