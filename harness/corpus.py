@@ -5,6 +5,9 @@
 * ``recordings/<stream_format>/<scenario>.jsonl``: a run of the format's fake CLI for
   every fake scenario, made by :func:`regenerate` through the real runner with a
   :class:`~harness.record.RunRecorder` (``python -m harness.corpus regen``);
+* ``recordings/<stream_format>/<cancel case>.jsonl``: a run of the format's fake that the
+  user cancels (:data:`CANCEL_CASES`; the recording keeps the stop ladder,
+  RECORD-LADDER-001), made the same way;
 * ``recordings/<stream_format>/edge/<RULE-ID>.jsonl``: hand-written edge cases, one per
   strictness rule of the stream parsers and sessions, named after the rule they break
   (:data:`EDGE_CASES` holds their wire lines; ``regen`` writes them too);
@@ -48,7 +51,7 @@ from harness.defs.types import AgentDef
 from harness.record import Expectation, RunRecorder, load_recording, parse_recording
 
 if TYPE_CHECKING:
-    from harness.runner.types import RunError
+    from harness.runner.types import RunError, RunRequest, RunResult
 
 __all__ = [
     "CORPUS_DIR",
@@ -144,6 +147,48 @@ class RunPlan:
     shutdown_grace_ms: int = 500
     #: The scenario step options to override (the oversize line's length).
     step_overrides: Mapping[str, Mapping[str, object]] | None = None
+    #: Cancel the run this long after its first text (a cancel case).
+    cancel_after_text_ms: int | None = None
+    #: The scenario's steps, when it is not one of the fake's (a cancel case).
+    steps: tuple[Mapping[str, object], ...] | None = None
+
+
+@dataclass(frozen=True)
+class CancelCase:
+    """A run the user cancels, recorded per format as ``<format>/<name>.jsonl``."""
+
+    name: str
+    description: str
+    #: The fake's scenario steps for the run.
+    steps: tuple[Mapping[str, object], ...]
+    #: The cancel comes this long after the first text.
+    after_text_ms: int
+    #: Only the two-way formats (where a protocol cancel has a grace to run out).
+    two_way_only: bool = False
+
+
+CANCEL_CASES = (
+    CancelCase(
+        "cancel",
+        "Some text, then a long pause the user cancels; a two-way CLI answers the protocol "
+        "cancel, a one-way one is stopped.",
+        (
+            {"kind": "text", "text": "Working on it..."},
+            {"kind": "sleep", "ms": 10_000},
+            {"kind": "text", "text": "never reached"},
+        ),
+        after_text_ms=300,
+    ),
+    CancelCase(
+        "cancel_unanswered",
+        "Some text, then the CLI hangs; the user cancels, a CLI that does not answer waits "
+        "out the grace and its tree is stopped.",
+        ({"kind": "text", "text": "Working on it..."}, {"kind": "hang"}),
+        after_text_ms=300,
+        two_way_only=True,
+    ),
+)
+_CANCEL_BY_NAME = {c.name: c for c in CANCEL_CASES}
 
 
 #: A stall is cut by the first-output deadline and a hang by the inactivity one (ref
@@ -157,6 +202,9 @@ def run_plan(scenario_name: str) -> RunPlan:
     meant to hit (RUN-TIMEOUT-FIRST-001, RUN-TIMEOUT-IDLE-001)."""
     from fake_clis.scenario import load_scenario
 
+    case = _CANCEL_BY_NAME.get(scenario_name)
+    if case is not None:
+        return RunPlan(cancel_after_text_ms=case.after_text_ms, steps=case.steps)
     scenario = load_scenario(scenario_name)
     kinds = {s.kind for s in scenario.steps}
     plan = RunPlan()
@@ -173,6 +221,11 @@ def _scenario_file(scenario_name: str, plan: RunPlan, where: Path) -> str:
     """The scenario to give the fake: its name, or a copy with the plan's step options."""
     from fake_clis.scenario import SCENARIO_DIR
 
+    if plan.steps is not None:
+        path = where / f"{scenario_name}.json"
+        data = {"name": scenario_name, "description": scenario_name, "steps": list(plan.steps)}
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return str(path)
     if not plan.step_overrides:
         return scenario_name
     data = json.loads((SCENARIO_DIR / f"{scenario_name}.json").read_text(encoding="utf-8"))
@@ -256,7 +309,7 @@ def record_scenario(choice: FormatChoice, scenario_name: str) -> list[Recorded]:
     recording (placeholders for cwd, home and the sandbox root), two when the run went on
     in a new process (RECORD-CONTINUE-001); :func:`generate_scenario` sets ``expect``."""
     from harness.record import continuation_path
-    from harness.runner import RunRequest, run_agent
+    from harness.runner import RunRequest
 
     plan = run_plan(scenario_name)
     with tempfile.TemporaryDirectory(prefix="harness-corpus-") as tmp:
@@ -279,7 +332,7 @@ def record_scenario(choice: FormatChoice, scenario_name: str) -> list[Recorded]:
             first, cwd=str(world.cwd), home=str(world.home), tmp=str(world.root), platform="linux"
         )
         try:
-            result = run_agent(request, tap=recorder)
+            result = _run(request, recorder, plan.cancel_after_text_ms)
         finally:
             recorder.close()
         where = f"{choice.stream_format}/{scenario_name}"
@@ -294,6 +347,31 @@ def record_scenario(choice: FormatChoice, scenario_name: str) -> list[Recorded]:
             _recorded(first, "failed", result.interruption),
             _recorded(continued, result.status.value, final, CONTINUED_SUFFIX),
         ]
+
+
+def _run(request: RunRequest, tap: RunRecorder, cancel_after_text_ms: int | None) -> RunResult:
+    """Run ``request`` recorded; cancel it ``cancel_after_text_ms`` after its first text."""
+    import asyncio
+
+    from harness.events import Event, TextDelta
+    from harness.runner import run_agent, run_agent_async
+
+    if cancel_after_text_ms is None:
+        return run_agent(request, tap=tap)
+
+    async def main() -> RunResult:
+        cancel = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        armed: list[bool] = []
+
+        def on_event(event: Event) -> None:
+            if isinstance(event, TextDelta) and event.delta.strip() and not armed:
+                armed.append(True)
+                loop.call_later(cancel_after_text_ms / 1000, cancel.set)
+
+        return await run_agent_async(request, on_event=on_event, cancel=cancel, tap=tap)
+
+    return asyncio.run(main())
 
 
 def _recorded(path: Path, status: str, error: RunError | None, suffix: str = ".jsonl") -> Recorded:
@@ -887,24 +965,41 @@ def planned_scenarios(stream_format: str) -> list[str]:
         if unemulated_steps(agent, scenario):
             continue
         out.append(name)
+    two_way = stream_format in _two_way_formats()
+    out.extend(c.name for c in CANCEL_CASES if two_way or not c.two_way_only)
     return out
+
+
+def _two_way_formats() -> frozenset[str]:
+    from harness.streams import TWO_WAY_FORMATS
+
+    return frozenset(TWO_WAY_FORMATS)
+
+
+def _description(name: str) -> tuple[str, set[str]]:
+    """A planned run's README description and its scenario's step kinds."""
+    from fake_clis.scenario import load_scenario
+
+    case = _CANCEL_BY_NAME.get(name)
+    if case is not None:
+        return case.description, {str(s["kind"]) for s in case.steps}
+    scenario = load_scenario(name)
+    return scenario.description, {s.kind for s in scenario.steps}
 
 
 def planned_paths(formats: Iterable[str] | None = None) -> dict[str, str]:
     """Relative path -> README text for every generated and edge recording planned."""
-    from fake_clis.scenario import load_scenario
-
     out: dict[str, str] = {}
     choices = format_choices(formats)
     for choice in choices:
         via = f" ({choice.transport} transport)" if choice.transport != "default" else ""
         for name in planned_scenarios(choice.stream_format):
-            scenario = load_scenario(name)
-            description = scenario.description.rstrip(".")
+            text, kinds = _description(name)
+            description = text.rstrip(".")
             out[f"{choice.stream_format}/{name}.jsonl"] = (
                 f"fake `{choice.agent}`{via}, scenario `{name}`: {description}."
             )
-            if {s.kind for s in scenario.steps} & MULTI_PROCESS_STEPS:
+            if kinds & MULTI_PROCESS_STEPS:
                 out[f"{choice.stream_format}/{name}{CONTINUED_SUFFIX}"] = (
                     f"fake `{choice.agent}`{via}, scenario `{name}`, the process that "
                     "continued the interrupted turn (RECORD-CONTINUE-001)."

@@ -224,8 +224,10 @@ def observe_replay(
 
     header = recording.header
     exit_info = recording.exit
+    # A recording of a cancelled run says so by its cancel step (RECORD-LADDER-001).
+    cancelled = cancel_requested or any(s.kind.value == "cancel" for s in recording.steps)
     facts = CloseFacts(
-        cancel_requested=cancel_requested,
+        cancel_requested=cancelled,
         exit_code=exit_info.code,
         signal=_signal_number(exit_info.signal),
         session_status=replay.status if replay.capture is not None else None,
@@ -270,7 +272,7 @@ def observe_replay(
         duration_ms=exit_info.duration_ms,
         scenario=scenario,
         resume_style=resume_style,
-        cancel_requested=cancel_requested,
+        cancel_requested=cancelled,
         secrets=tuple(secrets),
         files=None,
         repro_command=f"harness replay {source} --json",
