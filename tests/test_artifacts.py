@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.artifacts import (
@@ -35,6 +35,7 @@ from harness.artifacts import (
 from harness.errors import HarnessError
 from harness.events import Artifact, Error
 from harness.runner.plain import write_held_artifacts
+from tests.support.examples import fuzz_sized
 
 
 def names(stdout: str, existing: tuple[str, ...] = ()) -> list[str]:
@@ -605,7 +606,7 @@ def _shape(arts: list[ExtractedArtifact]) -> list[tuple[str, str, str, str, str]
 @pytest.mark.rule(
     "PLAIN-ARTIFACT-OPENER-001", "PLAIN-ARTIFACT-FENCE-001", "PLAIN-ARTIFACT-RESYNC-001"
 )
-@settings(max_examples=400)
+@fuzz_sized(400)
 @given(stdout=SOUP)
 def test_indexed_scan_agrees_with_the_naive_reading_of_the_algorithm(stdout: str) -> None:
     expected = _oracle(stdout)

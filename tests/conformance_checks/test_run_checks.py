@@ -38,6 +38,7 @@ from harness.events import (
 from harness.events import (
     Status as StatusEvent,
 )
+from tests.support.examples import fuzz_sized
 
 RUN_RULES = sorted(all_checks("run"))
 HAPPY = load_scenario("happy")
@@ -185,7 +186,7 @@ _EVENT_KEYS = (
 
 
 @pytest.mark.rule("EVENT-SCHEMA-001")
-@settings(max_examples=300)
+@fuzz_sized(300)
 @given(
     st.one_of(st.sampled_from(_EVENT_TYPES), _json_scalars),
     st.dictionaries(st.sampled_from(_EVENT_KEYS), _json_values, max_size=5),

@@ -68,6 +68,7 @@ from harness.protocols.peer import (
 )
 from harness.schemas import load_schema
 from tests.helpers import cut_points, split_at
+from tests.support.examples import fuzz_sized
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "harness" / "schemas" / "acp" / "v1"
 EVENT_SCHEMA = jsonschema.Draft202012Validator(load_schema("events.schema.json"))
@@ -1712,7 +1713,7 @@ random_messages = st.builds(
 
 
 @pytest.mark.rule("ACP-ROBUST-001")
-@settings(max_examples=150, deadline=None)
+@fuzz_sized(150)
 @given(
     st.lists(agent_frames | random_updates | random_messages | st.binary(max_size=16), max_size=10),
     st.booleans(),

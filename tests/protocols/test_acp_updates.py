@@ -37,6 +37,7 @@ from tests.protocols.test_acp import (
     tool_call,
     tool_update,
 )
+from tests.support.examples import fuzz_sized
 
 
 def chunk(text: str, kind: str = "agent_message_chunk") -> dict[str, Any]:
@@ -507,7 +508,7 @@ def test_usage_normalization(usage: Any, expected: dict[str, Any] | None) -> Non
 
 
 @pytest.mark.rule("ACP-ROBUST-001")
-@settings(max_examples=100)
+@fuzz_sized(100)
 @given(
     st.lists(
         st.dictionaries(

@@ -42,6 +42,7 @@ from harness.protocols.dsh_frames import (
     schema_for,
     tool_input,
 )
+from tests.support.examples import fuzz_sized
 
 RUNTIME_SCHEMA = jsonschema.Draft202012Validator(schema_for("runtime"))
 HOST_SCHEMA = jsonschema.Draft202012Validator(schema_for("host"))
@@ -354,7 +355,7 @@ def mutated_frames(draw: st.DrawFn, examples: dict[str, dict[str, Any]]) -> Any:
 
 
 @pytest.mark.rule("DSH-SCHEMA-001")
-@settings(max_examples=300)
+@fuzz_sized(300)
 @given(mutated_frames(VALID_RUNTIME))
 def test_hand_validator_and_schema_agree_on_runtime_frames(frame: Any) -> None:
     assert hand_ok(frame) == schema_ok(RUNTIME_SCHEMA, frame), frame

@@ -34,6 +34,7 @@ from harness.streams.copilot import (
     stringify_result,
 )
 from tests.helpers import as_json, assert_chunking_invariant, cut_points, jsonl, run_whole
+from tests.support.examples import fuzz_sized
 
 VALIDATOR = jsonschema.Draft202012Validator(load_schema("events.schema.json"))
 
@@ -379,6 +380,7 @@ _FIELDS = st.sampled_from(
 
 
 @pytest.mark.rule("COPILOT-ROBUST-001", "COPILOT-RAW-001")
+@fuzz_sized(100)
 @given(
     records=st.lists(
         st.fixed_dictionaries(

@@ -25,6 +25,7 @@ from harness.streams._jsonev import (
 )
 from harness.streams.json_events import DIALECTS, JsonEventStreamParser, create
 from tests.helpers import as_json, assert_chunking_invariant, jsonl, run_whole
+from tests.support.examples import fuzz_sized
 
 ALL = sorted(DIALECTS)
 
@@ -506,7 +507,7 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 @pytest.mark.rule("JSONEV-ROBUST-001")
 @pytest.mark.parametrize("dialect", ALL)
-@settings(max_examples=80, deadline=None)
+@fuzz_sized(80)
 @given(data=st.data())
 def test_jsonev_robust_001_mutated_valid_lines_never_raise(dialect: str, data: Any) -> None:
     lines = []

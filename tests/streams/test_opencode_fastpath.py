@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.events import Event, Raw, TextDelta, ToolResult, ToolUse
@@ -40,6 +40,7 @@ from harness.streams._jsonev import (
 from harness.streams.base import js_trim
 from harness.streams.json_events import JsonEventStreamParser, create
 from tests.helpers import as_json, assert_chunking_invariant, jsonl, run_chunked, run_whole
+from tests.support.examples import fuzz_sized
 
 # The smallest integer JSON.parse rounds to Infinity (halfway from the largest double
 # to 2**1024; ties go to the even mantissa, which is 2**1024).
@@ -436,7 +437,7 @@ def opencode_lines(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @pytest.mark.rule("OPENCODE-TEXT-001", "OPENCODE-DEDUPE-001", "OPENCODE-ISERROR-001")
-@settings(deadline=None, max_examples=200)
+@fuzz_sized(200)
 @given(objects=st.lists(opencode_lines(), max_size=12), cuts=st.lists(st.integers(0, 10**6)))
 def test_opencode_parser_equals_the_ref_model(
     objects: list[dict[str, Any]], cuts: list[int]

@@ -29,6 +29,7 @@ from harness.schemas import load_schema
 from harness.streams import UnknownStreamFormatError, create_parser
 from harness.streams.qoder import QoderStreamParser, create
 from tests.helpers import as_json, assert_chunking_invariant, cut_points, jsonl, run_whole
+from tests.support.examples import fuzz_sized
 
 VALIDATOR = jsonschema.Draft202012Validator(load_schema("events.schema.json"))
 
@@ -342,6 +343,7 @@ _RECORD = st.fixed_dictionaries(
 
 
 @pytest.mark.rule("QODER-ROBUST-001", "QODER-RAW-001")
+@fuzz_sized(100)
 @given(records=st.lists(_RECORD, max_size=6), cuts=cut_points())
 def test_well_formed_lines_with_odd_payloads_each_yield_valid_events(
     records: list[dict[str, Any]], cuts: list[int]
