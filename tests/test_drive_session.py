@@ -49,6 +49,7 @@ class EchoSession:
 
     def __init__(self, *, finish: bool = True) -> None:
         self.finish = finish
+        self.done = False
         self.seen = b""
         self.ticks = 0
         self.cancels = 0
@@ -73,7 +74,9 @@ class EchoSession:
     def receive(self, data: bytes, now_ms: float) -> Actions:
         self.seen += data
         actions = Actions(events=[TextDelta(delta=data.decode())])
-        if self.finish and self.seen.count(b"\n") == 2:
+        # ">= 2", once: a cancel's echo can arrive in the same read as the second line.
+        if self.finish and not self.done and self.seen.count(b"\n") >= 2:
+            self.done = True
             actions.controls += [CloseStdin(), Finished(RunStatus.COMPLETED)]
         return actions
 
