@@ -259,6 +259,10 @@ class RequestTiming:
     #: CPU time of the server's thread while it held the request: its own work, without
     #: the waits for a CPU that a busy machine adds to ``added_ms``.
     cpu_ms: float = 0.0
+    #: When each write of a streamed reply went out, in ms since the handler started: the
+    #: server's own record of the gaps a ``sleep`` step put between deltas (MODEL-SCRIPT-006),
+    #: which a client reading late on a busy machine cannot see.
+    writes_ms: tuple[float, ...] = ()
 
     @property
     def added_ms(self) -> float:
@@ -268,7 +272,7 @@ class RequestTiming:
 class _Clock:
     """Per request: the scripted pause time slept so far, and whether it hung."""
 
-    __slots__ = ("cpu_started", "hung", "kind", "paused_ms", "started", "upload_ms")
+    __slots__ = ("cpu_started", "hung", "kind", "paused_ms", "started", "upload_ms", "writes")
 
     def __init__(self) -> None:
         self.started = time.perf_counter()
@@ -277,6 +281,10 @@ class _Clock:
         self.upload_ms = 0.0
         self.hung = False
         self.kind = ""
+        self.writes: list[float] = []
+
+    def wrote(self) -> None:
+        self.writes.append((time.perf_counter() - self.started) * 1000)
 
 
 class _GcFreeze:
@@ -506,6 +514,7 @@ class ModelServer:
                     hung=clock.hung,
                     upload_ms=clock.upload_ms,
                     cpu_ms=(time.thread_time() - clock.cpu_started) * 1000,
+                    writes_ms=tuple(clock.writes),
                 )
             )
 
@@ -658,6 +667,7 @@ class ModelServer:
                     continue
                 if buffer:
                     await response.write(bytes(buffer))
+                    clock.wrote()
                     buffer.clear()
                 if isinstance(frame, Pause):
                     await self._pause(frame.ms, clock)
@@ -666,6 +676,7 @@ class ModelServer:
                     return response
             if buffer:
                 await response.write(bytes(buffer))
+                clock.wrote()
             await response.write_eof()
         except ConnectionResetError:  # the client left mid-stream
             pass
