@@ -176,6 +176,19 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--seed", type=int, default=0, help="seed of --chunking random")
     replay.add_argument("--timing", action="store_true", help="re-apply the recorded gaps")
+    replay.add_argument(
+        "--platform",
+        choices=("linux", "darwin", "win32"),
+        action="append",
+        dest="platforms",
+        help="re-run the prompt-budget guards for this OS (repeatable; default: all three)",
+    )
+    replay.add_argument(
+        "--bin",
+        metavar="PATH",
+        dest="bin_path",
+        help="the binary launched on that OS (a .cmd shim or an .exe on win32)",
+    )
 
     conform = sub.add_parser(
         "conform", help="judge defs rule by rule against their fakes; reports and a verdict"

@@ -40,6 +40,10 @@ REPLAY-CANCEL-TIMING-001), and what it sends from the cancel on is compared with
 recorded stdin after the step (REPLAY-CANCEL-FRAMES-001); the run ends ``cancelled``
 with one terminal and nothing published after it (REPLAY-CANCEL-STATUS-001). After a
 cancelled session finished, the rest of the stdout still reaches it, as it does live.
+
+With ``platforms`` the prompt-budget guards are re-run on the recorded argv for each
+operating system (:mod:`harness.replay_budget`, REPLAY-BUDGET-001): one finding per
+platform and launch, failed when a guard would refuse the spawn there.
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ from harness.record import (
     restore_header,
     restore_paths,
 )
+from harness.replay_budget import BudgetVerdict, budget_verdicts
 from harness.replay_cancel import Canceller, CancelPlan, ladder_problems
 from harness.scrub import restore_bytes
 from harness.streams import TWO_WAY_FORMATS, UnknownStreamFormatError, create_parser
@@ -167,6 +172,8 @@ class ReplayResult:
     capture: CaptureReplay | None = None
     #: A cancelled recording's cancel, as replayed (two-way formats).
     canceller: Canceller | None = None
+    #: The prompt-budget guards' verdict per platform and launch (REPLAY-BUDGET-001).
+    budget: list[BudgetVerdict] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -196,6 +203,7 @@ class ReplayResult:
                 if self.canceller is not None
                 else []
             ),
+            "budget": [b.to_json() for b in self.budget],
         }
 
 
@@ -903,6 +911,8 @@ def replay_recording(
     defn: AgentDef | None = None,
     paths: Mapping[str, str] | None = None,
     on_event: Callable[[Event], None] | None = None,
+    platforms: Sequence[str] = (),
+    bin_path: str | None = None,
 ) -> ReplayResult:
     """Feed ``recording`` through its format's parser or session and judge the result.
 
@@ -912,8 +922,11 @@ def replay_recording(
     as it comes; the result then keeps only :attr:`ReplayResult.event_count` and what the
     verdicts read, not the events. ``defn`` configures a two-way session (default: the
     built-in def the header names); ``paths`` restores placeholders (default
-    :data:`REPLAY_PATHS`). Raises :class:`~harness.errors.HarnessError` for an unknown
-    chunking mode or a stream format the engine cannot replay, before any event.
+    :data:`REPLAY_PATHS`). ``platforms`` (``linux``, ``darwin``, ``win32``) re-runs the
+    prompt-budget guards on the recorded argv for each, with ``bin_path`` as the launched
+    binary when given (REPLAY-BUDGET-001). Raises :class:`~harness.errors.HarnessError`
+    for an unknown chunking mode or a stream format the engine cannot replay, before any
+    event.
     """
     if chunking not in CHUNKING_MODES:
         raise HarnessError(f"unknown chunking {chunking!r}; one of {', '.join(CHUNKING_MODES)}")
@@ -932,12 +945,33 @@ def replay_recording(
         _replay_two_way(source, cutter, pacer, result, events, bytewise=chunking == "1", defn=defn)
     else:
         _replay_one_way(source, cutter, pacer, result, events)
+    if platforms:
+        result.findings.extend(_budget_findings(result, header, defn, platforms, bin_path))
     if source.steps:
         result.findings.append(_ladder_finding(source.steps))
         if result.canceller is not None:
             result.findings.append(_timing_finding(result.canceller, timing))
     result.findings.insert(0, _status_finding(result, header.expect))
     return result
+
+
+def _budget_findings(
+    result: ReplayResult,
+    header: RecordingHeader,
+    defn: AgentDef | None,
+    platforms: Sequence[str],
+    bin_path: str | None,
+) -> list[Finding]:
+    """REPLAY-BUDGET-001: each platform's verdict on spawning the recorded argv."""
+    chosen = _def_for(header, defn)
+    if chosen is None:
+        why = f"no def {header.agent!r} speaking {header.stream_format} to judge the argv with"
+        return [Finding("REPLAY-BUDGET-001", "skipped", why)]
+    result.budget = budget_verdicts(chosen, header.argv, platforms=platforms, bin_path=bin_path)
+    return [
+        Finding("REPLAY-BUDGET-001", b.verdict, b.describe() + (f" [{b.rule}]" if b.rule else ""))
+        for b in result.budget
+    ]
 
 
 def _ladder_finding(steps: Sequence[Step]) -> Finding:

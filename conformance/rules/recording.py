@@ -163,6 +163,14 @@ RULES = (
         _TWO_WAY,
     ),
     _rule(
+        "REPLAY-BUDGET-001",
+        "Replay re-runs the prompt-budget guards on the recorded argv and prompt for linux, "
+        "darwin and win32 (the POSIX floor, a .cmd shim, a direct .exe, or the --bin path) "
+        "and reports each verdict; a launch a guard would refuse is a failed verdict naming "
+        "the guard's rule.",
+        "seed 002 §6.3; design §Recordings",
+    ),
+    _rule(
         "REPLAY-CLI-001",
         "harness replay replays a file or every recording under a directory, prints events and "
         "one verdict line per rule checked, and exits non-zero on any failure.",

@@ -7,6 +7,9 @@ For each recording (a directory stands for every ``*.jsonl`` under it, sorted):
   why`` line per finding; then ``PASS FILE`` or ``FAIL FILE`` with the event count;
 * ``--json``: ``{"recording": {...}}``, one JSON object per event, then
   ``{"verdict": {...}}`` (objects without ``type``, so they never read as events);
+* the prompt-budget guards are re-run on the recorded argv for ``--platform`` (repeatable;
+  default linux, darwin and win32), with ``--bin PATH`` as the binary launched there
+  (REPLAY-BUDGET-001): one verdict line per platform and launch;
 * a recording that cannot be read is reported (``harness: error: FILE:LINE: …`` on
   stderr) and the others are still replayed.
 
@@ -93,6 +96,7 @@ def _replay(path: Path, args: argparse.Namespace, out: TextIO) -> bool:
     (design §Reliability: memory does not grow with the recording)."""
     from harness.record import scan_recording
     from harness.replay import SystemClock, replay_recording
+    from harness.replay_budget import PLATFORMS
 
     scan = scan_recording(path)
     printer = _Printer(path, scan.header, args)
@@ -103,6 +107,8 @@ def _replay(path: Path, args: argparse.Namespace, out: TextIO) -> bool:
         timing=args.timing,
         clock=SystemClock(),
         on_event=lambda event: printer.event(event, out),
+        platforms=tuple(args.platforms or PLATFORMS),
+        bin_path=args.bin_path,
     )
     printer.begin(out)
     if args.json:

@@ -78,7 +78,12 @@ def test_json_output_is_recording_events_verdict(capsys: pytest.CaptureFixture[s
     assert objects[0]["recording"]["path"] == str(DATA / "dsh_run.jsonl")
     verdict = objects[-1]["verdict"]
     assert verdict["ok"] is True and verdict["status"] == "completed"
-    assert [f["rule"] for f in verdict["findings"]] == ["REPLAY-STATUS-001", "REPLAY-FRAMES-001"]
+    # The budget guards for linux, darwin and win32 (.cmd shim and .exe) by default.
+    assert [f["rule"] for f in verdict["findings"]] == [
+        "REPLAY-STATUS-001",
+        "REPLAY-FRAMES-001",
+        *["REPLAY-BUDGET-001"] * 4,
+    ]
     events = [event_from_json(o) for o in objects[1:-1]]
     assert [e.type for e in events] == [
         "status",
