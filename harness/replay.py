@@ -190,7 +190,7 @@ class ReplayResult:
             "error": self.error.to_json() if self.error else None,
             "events": self.event_count,
             "frames_sent": len(self.frames),
-            # Two-way: stdout lines after the session finished (a later turn), not replayed.
+            # Two-way: stdout lines after the session finished (a later turn), judged as live.
             "remaining_lines": len(self.capture.remaining_lines) if self.capture else 0,
             "exit": self.exit.to_json()["exit"] if self.exit else None,
             "findings": [f.to_json() for f in self.findings],
@@ -359,8 +359,8 @@ class _Stdout:
     """The recorded stdout as it is read, chunk by chunk (design §Reliability: never whole).
 
     Tells the pacer when each chunk was recorded, the cutter what was read, and keeps the
-    end offset of each line read but not yet fed (with ``lines``, for :class:`_Rechunked`). Once
-    :attr:`closed` (the session finished) it only passes the bytes on."""
+    end offset of each line read but not yet fed (with ``lines``, for :class:`_Rechunked`). The
+    whole stream is tracked: a live run feeds the session after its finish too."""
 
     def __init__(
         self,
@@ -378,7 +378,6 @@ class _Stdout:
         #: Bytes read so far.
         self.read = 0
         self.line_ends: deque[int] = deque()
-        self.closed = False
         #: Told of each chunk as it is read (a cancelled two-way recording).
         self.canceller: Canceller | None = None
 
@@ -388,13 +387,12 @@ class _Stdout:
                 self.canceller.reading(index, t_ms)
             start = self.read
             self.read += len(data)
-            if not self.closed:
-                self._pacer.arrived(self.read, t_ms)
-                self._cutter.arrived(start, data)
-                at = data.find(b"\n") if self._lines else -1
-                while at >= 0:
-                    self.line_ends.append(start + at + 1)
-                    at = data.find(b"\n", at + 1)
+            self._pacer.arrived(self.read, t_ms)
+            self._cutter.arrived(start, data)
+            at = data.find(b"\n") if self._lines else -1
+            while at >= 0:
+                self.line_ends.append(start + at + 1)
+                at = data.find(b"\n", at + 1)
             if data:
                 yield data
 
@@ -650,8 +648,6 @@ class _Rechunked:
             self.events_after_finish += len(actions.events)
         self.frames_sent += len(actions.frames)
         self.finishes += sum(1 for c in actions.controls if isinstance(c, Finished))
-        if actions.finished is not None:
-            self._stdout.closed = True  # nothing more is fed: stop tracking the stream
         return actions
 
     def _due(self, *, final: bool = False) -> Actions:
@@ -659,16 +655,6 @@ class _Rechunked:
         if self.canceller is None or self.finishes:
             return Actions()
         return self._seen(self.canceller.due(self._inner, self.frames_sent, final=final))
-
-    def after_terminal(self, lines: Iterable[str], on_event: Callable[[Event], None]) -> None:
-        """What the CLI wrote after the session finished, fed as a live run feeds it, then
-        the end of output (REPLAY-CANCEL-STATUS-001: nothing may be published)."""
-        for text in lines:
-            actions = self._seen(self._inner.receive(text.encode("utf-8") + b"\n", 0.0))
-            for event in actions.events:
-                on_event(event)
-        for event in self._seen(self._inner.end_of_output(0.0)).events:
-            on_event(event)
 
     def start(self, request: SessionRequest, now_ms: float) -> Actions:
         return self._seen(self._inner.start(request, now_ms))
@@ -780,8 +766,6 @@ def _replay_two_way(
         request_source=origin,
         on_event=events.add,
     )
-    if plan is not None and session.finishes:
-        session.after_terminal(capture.remaining_lines, events.add)
     result.capture = capture
     result.frames.extend(capture.frames)
     result.status = capture.status

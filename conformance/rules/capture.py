@@ -60,8 +60,9 @@ RULES = (
     ),
     _rule(
         "CAPTURE-TURNS-001",
-        "A capture holding more than one turn is replayed up to the end of the first turn; "
-        "the remaining lines are reported and are not an error.",
+        "A capture holding more than one turn is replayed whole, as a live run reads it; the "
+        "lines after the first turn's finish are reported, and are an error only where the "
+        "session judges them one.",
         "design §Recordings",
     ),
     _rule(

@@ -1,5 +1,8 @@
 """Engine fidelity: a run behaves as the host's own run would (seed 000, seed 002).
 
+Replay sees what a live run sees (design §Recordings): enforced by
+:func:`harness.capture.replay_capture`; tests in ``tests/capture/test_driver.py``.
+
 Capabilities reach real runs (seed 002 §5.5); enforced by :mod:`harness.detect`
 (:class:`~harness.detect.CapabilityCache`, :func:`~harness.detect.capabilities_for_run`),
 :mod:`harness.runner.prepare` and the run check in :mod:`conformance.checks.runs`;
@@ -20,5 +23,25 @@ RULES = (
             "not list is never passed, one it lists and the def gates on is."
         ),
         citation="seed 002 §5.5",
+    ),
+    Rule(
+        id="FIDELITY-REPLAY-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A replay feeds the session the whole capture, after its finish too, and ends "
+            "with end_of_output, as a live run does: a frame the session fails after the "
+            "finish (a dsh frame after the terminal result) fails the replay."
+        ),
+        citation="design §Recordings; seed 001 §6",
+    ),
+    Rule(
+        id="FIDELITY-REPLAY-002",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A capture whose run failed before the prompt was sent (an ACP agent refusing "
+            "session/new, the host then sending authenticate) is replayed with the request "
+            "the host opened, and the replay reports the agent's error."
+        ),
+        citation="design §Recordings; ref §2.6",
     ),
 )

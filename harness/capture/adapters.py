@@ -354,16 +354,19 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
         prompts = self._requests(frames, "session/prompt")
         if not prompts:
             prompts = self._requests(frames, "_session/continue")
-        if not prompts:
-            raise self._missing("session/prompt request")
-        blocks = self._params(prompts[0]).get("prompt")
+        loads = self._requests(frames, "session/load")
+        news = self._requests(frames, "session/new")
+        if not prompts and not loads and not news:
+            raise self._missing("session/new, session/load or session/prompt request")
+        # FIDELITY-REPLAY-002: a run that failed before its prompt (the agent refused
+        # session/new, e.g. "Authentication required") is replayed with the request the
+        # client had opened; the session meets the agent's error as it did live.
+        blocks = self._params(prompts[0]).get("prompt") if prompts else None
         texts = [
             b["text"]
             for b in (blocks if isinstance(blocks, list) else [])
             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         ]
-        loads = self._requests(frames, "session/load")
-        news = self._requests(frames, "session/new")
         opener = self._params(loads[0] if loads else news[0] if news else None)
         resume = _string(opener.get("sessionId")) if loads else None
         if loads and resume is None:
@@ -378,10 +381,10 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
                     model = _string(params.get("value")) or model
             elif frame.get("method") == "session/set_model":
                 model = _string(params.get("modelId")) or model
-            elif frame is prompts[0]:
+            elif prompts and frame is prompts[0]:
                 break
         return SessionRequest(
-            prompt="\n".join(texts),
+            prompt="\n".join(texts) if prompts else PLACEHOLDER_PROMPT,
             cwd=_string(opener.get("cwd")) or PLACEHOLDER_CWD,
             model=model,
             resume_session_id=resume,

@@ -45,11 +45,16 @@ How a capture is fed (each step is a rule of ``conformance/rules/capture.py``):
   Every rewrite is logged in :attr:`CaptureReplay.id_rewrites`. A response
   pretty-printed over several lines is not rewritten (each line alone is not
   JSON).
-* **One turn** (CAPTURE-TURNS-001). Once the session reports ``Finished`` the
-  driver stops feeding; the capture's remaining non-blank lines (a second turn,
-  a second run) are reported in :attr:`CaptureReplay.remaining_lines`, not
-  treated as an error. When the capture ends first, ``end_of_output`` is
-  called, and the session decides (every session fails a run that ends early).
+* **The whole capture, as live** (CAPTURE-TURNS-001, FIDELITY-REPLAY-001). A live
+  run reads stdout to its end and feeds every line to the session, also after
+  ``Finished``, then calls ``end_of_output``; so does the driver. The session
+  judges what comes after its finish as it would live: the ACP, pi and app-server
+  sessions count the lines of a later turn, the dsh session fails a frame after
+  its terminal result (DSH-RESULT-ONCE-001). The non-blank lines after the finish
+  are listed in :attr:`CaptureReplay.remaining_lines`; an error event the session
+  publishes for them is :attr:`CaptureReplay.late_error`, and the replay is then
+  not ``ok`` (a live run with that error fails). When the capture ends before the
+  finish, the session decides (every session fails a run that ends early).
 * **Failure** (CAPTURE-FAIL-001). A capture the session cannot parse ends the
   run ``FAILED`` with the session's typed :class:`SessionError`; the events the
   session published before the failure are kept, in order.
@@ -79,7 +84,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.errors import HarnessError
-from harness.events import Event
+from harness.events import Error, Event
 from harness.protocols.base import (
     Actions,
     Control,
@@ -537,10 +542,14 @@ class CaptureReplay:
     frames: list[Any] = field(default_factory=list)
     controls: list[Control] = field(default_factory=list)
     finished: Finished | None = None
-    #: Capture lines fed to the session (blank ones included).
+    #: Capture lines fed to the session up to its finish (blank ones included).
     lines_consumed: int = 0
-    #: Non-blank capture lines after the session finished (a later turn or run).
+    #: Non-blank capture lines after the session finished (a later turn or run); they are
+    #: fed to the session too, as a live run feeds them.
     remaining_lines: tuple[str, ...] = ()
+    #: The first error event the session published after it finished (for the lines
+    #: after the finish, or at the end of output): a live run with it fails.
+    late_error: Error | None = None
     id_rewrites: tuple[IdRewrite, ...] = ()
     comparison: FrameComparison | None = None
 
@@ -554,9 +563,12 @@ class CaptureReplay:
 
     @property
     def ok(self) -> bool:
-        """The run completed (or was cancelled) and no frame comparison found a difference."""
+        """The run completed (or was cancelled), nothing after its finish was an error, and
+        no frame comparison found a difference."""
         completed = self.status in (RunStatus.COMPLETED, RunStatus.CANCELLED)
-        return completed and (self.comparison is None or self.comparison.ok)
+        if not completed or self.late_error is not None:
+            return False
+        return self.comparison is None or self.comparison.ok
 
     def summary_json(self) -> dict[str, Any]:
         request = self.request
@@ -574,6 +586,7 @@ class CaptureReplay:
             },
             "lines_consumed": self.lines_consumed,
             "remaining_lines": len(self.remaining_lines),
+            "late_error": self.late_error.to_json() if self.late_error else None,
             "frames_sent": len(self.frames),
             "id_rewrites": [r.to_json() for r in self.id_rewrites],
             "comparison": self.comparison.to_json() if self.comparison else None,
@@ -693,6 +706,8 @@ def replay_capture(
     now = 0.0
 
     def absorb(actions: Actions) -> None:
+        if result.finished is not None and result.late_error is None:
+            result.late_error = next((e for e in actions.events if isinstance(e, Error)), None)
         if on_event is None:
             result.events.extend(actions.events)
         else:
@@ -721,9 +736,10 @@ def replay_capture(
             raw = raw[:-1]
         text = raw.decode("utf-8", "replace")
         if result.finished is not None:
-            # CAPTURE-TURNS-001: replayed up to the end of the first turn; the rest is reported.
+            # CAPTURE-TURNS-001 / FIDELITY-REPLAY-001: fed as a live run feeds it, and listed.
             if js_trim(text):
                 remaining.append(text)
+            feed(text.encode("utf-8") + (b"\n" if terminated else b""))
             return
         value = _loads(text)
         response = adapter.captured_response(value) if value is not NOT_JSON else None
@@ -749,7 +765,7 @@ def replay_capture(
             data = bytes(held)
             held.clear()
         piece = long.piece(data)
-        if long_fed and piece:
+        if piece:
             feed(piece)
 
     def line_end(terminated: bool) -> None:
@@ -760,9 +776,8 @@ def replay_capture(
             line(raw, terminated)
             return
         number += 1
-        tail = long.end()
+        feed(long.end() + (b"\n" if terminated else b""))
         if long_fed:
-            feed(tail + (b"\n" if terminated else b""))
             result.lines_consumed += 1
         elif js_trim(long.head):
             remaining.append(long.head)
@@ -782,8 +797,8 @@ def replay_capture(
             start = newline + 1
     if held or long is not None:
         line_end(False)
-    if result.finished is None:
-        absorb(session.end_of_output(now))
+    # As live: end_of_output at the end of stdout, finished or not (late frames are judged).
+    absorb(session.end_of_output(now))
     result.remaining_lines = tuple(remaining)
     result.id_rewrites = tuple(matcher.rewrites)
     if host_frames is not None:

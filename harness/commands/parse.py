@@ -227,4 +227,10 @@ def _report(result: CaptureReplay, err: TextIO, *, as_json: bool) -> None:
         err.write(f"harness: replay failed: {rule}{error.code}: {error.message}\n")
     elif result.status is None:
         err.write("harness: replay failed: the session did not finish\n")
+    elif result.late_error is not None:
+        # FIDELITY-REPLAY-001: what came after the finish fails the run live, and here.
+        late = result.late_error
+        err.write(
+            f"harness: replay failed after the session finished: {late.code}: {late.message}\n"
+        )
     err.flush()

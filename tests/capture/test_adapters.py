@@ -345,7 +345,9 @@ def test_app_server_host_input_gives_thread_and_turn_fields() -> None:
 @pytest.mark.parametrize(
     ("adapter", "frames", "problem"),
     [
-        (ACP, [{"id": 1, "method": "session/new", "params": {"cwd": "/p"}}], "session/prompt"),
+        # A session/new without a prompt is a run refused before its prompt, replayed
+        # (FIDELITY-REPLAY-002); a client that opened no session at all is bad input.
+        (ACP, [{"id": 1, "method": "initialize", "params": {}}], "session/new, session/load"),
         (
             ACP,
             [

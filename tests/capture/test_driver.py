@@ -22,7 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import __version__
-from harness.capture import CaptureReplay, adapter_for, replay, replay_capture, split_capture
+from harness.capture import (
+    CaptureReplay,
+    HostInputError,
+    adapter_for,
+    replay,
+    replay_capture,
+    split_capture,
+)
 from harness.capture.adapters import PLACEHOLDER_PROMPT
 from harness.cli import main
 from harness.events import Error, TextDelta
@@ -153,6 +160,47 @@ def test_host_input_tells_which_request_each_recorded_id_was() -> None:
 
 
 # -- host input (CAPTURE-HOSTINPUT-001) -----------------------------------------------------------
+
+
+@pytest.mark.rule("FIDELITY-REPLAY-002", "CAPTURE-HOSTINPUT-001")
+def test_a_run_refused_before_its_prompt_is_replayed_with_the_agents_error() -> None:
+    """The agent answers session/new "Authentication required"; the recorded host then
+    sent authenticate and never a prompt. The replay meets the same error."""
+    result = _replay("acp-json-rpc", "acp_auth_required.jsonl", "acp_auth_required.host.jsonl")
+    assert result.request_source == "host-input"
+    assert result.request.cwd == "/home/alice/project"
+    assert result.status is RunStatus.FAILED
+    assert result.error is not None
+    assert result.error.message == "json-rpc id 2: Authentication required"
+    assert _requests(result) == ["initialize", "session/new"]
+    assert result.comparison is not None
+    assert [d.describe() for d in result.comparison.differences] == [
+        'recorded frame 2 was not sent: {"jsonrpc":"2.0","method":"authenticate",'
+        '"params":{"methodId":"login"}}'
+    ]
+    # Host input with neither an opened session nor a prompt is still bad input.
+    with pytest.raises(HostInputError, match="session/new, session/load or session/prompt"):
+        adapter_for("acp-json-rpc").host_request([{"id": 0, "method": "initialize"}])
+
+
+@pytest.mark.rule("FIDELITY-REPLAY-002", "CAPTURE-EXIT-001")
+def test_parse_reports_the_agents_error_for_a_run_refused_before_its_prompt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = _run(
+        capsys,
+        str(DATA / "acp_auth_required.jsonl"),
+        "--format",
+        "acp-json-rpc",
+        "--host-input",
+        str(DATA / "acp_auth_required.host.jsonl"),
+    )
+    assert code == 1
+    assert (
+        err.rstrip()
+        .splitlines()[-1]
+        .endswith("AGENT_EXECUTION_FAILED: json-rpc id 2: Authentication required")
+    )
 
 
 @pytest.mark.rule("CAPTURE-HOSTINPUT-001")
@@ -315,16 +363,15 @@ def test_host_frames_of_a_later_turn_are_counted_not_compared() -> None:
 # -- turns (CAPTURE-TURNS-001) --------------------------------------------------------------------
 
 
-@pytest.mark.rule("CAPTURE-TURNS-001")
+@pytest.mark.rule("CAPTURE-TURNS-001", "FIDELITY-REPLAY-001")
 @pytest.mark.parametrize(
     ("fmt", "name", "first", "remaining"),
     [
         ("acp-json-rpc", "acp_two_turns.jsonl", "First answer.", 2),
         ("pi-rpc", "pi_two_turns.jsonl", "First reply.", 4),
-        ("dsh-profile-jsonl", "dsh_two_runs.jsonl", "Created index.html", 4),
     ],
 )
-def test_a_capture_is_replayed_to_the_end_of_the_first_turn(
+def test_a_later_turn_is_fed_and_counted_as_a_live_session_counts_it(
     fmt: str, name: str, first: str, remaining: int
 ) -> None:
     result = _replay(fmt, name)
@@ -333,9 +380,36 @@ def test_a_capture_is_replayed_to_the_end_of_the_first_turn(
     assert len(result.remaining_lines) == remaining
     assert all(line.strip() for line in result.remaining_lines)
     assert not any(isinstance(e, Error) for e in result.events)
-    assert result.ok
+    assert result.late_error is None and result.ok
     total = len(split_capture(_bytes(name)))
     assert result.lines_consumed + remaining + (1 if fmt == "acp-json-rpc" else 0) == total
+
+
+@pytest.mark.rule("FIDELITY-REPLAY-001", "DSH-RESULT-ONCE-001")
+def test_a_dsh_frame_after_the_terminal_result_fails_the_replay_as_it_fails_a_live_run() -> None:
+    result = _replay("dsh-profile-jsonl", "dsh_two_runs.jsonl")
+    # The first run completed, as the session saw it; what came after is judged, not skipped.
+    assert result.status is RunStatus.COMPLETED, result.error
+    assert _text(result) == "Created index.html"
+    assert len(result.remaining_lines) == 4
+    assert result.late_error is not None
+    assert result.late_error.code == "DSH_PROFILE_FRAME_AFTER_RESULT"
+    assert "DSH-RESULT-ONCE-001" in result.late_error.message
+    assert not result.ok
+    assert result.summary_json()["late_error"]["code"] == "DSH_PROFILE_FRAME_AFTER_RESULT"
+
+
+@pytest.mark.rule("FIDELITY-REPLAY-001")
+def test_a_replay_ends_with_end_of_output_even_after_the_finish() -> None:
+    """A live run calls end_of_output at EOF after Finished; a session that fails there (a
+    dsh profile whose terminal result came with a frame cut short) fails the replay too."""
+    whole = _bytes("dsh_run.jsonl")
+    cut = whole + b'{"v":1,"type":"text_delta"'
+    result = _replay("dsh-profile-jsonl", "dsh_run.jsonl")
+    assert result.ok and result.late_error is None
+    late = replay("dsh-profile-jsonl", cut)
+    assert late.status is RunStatus.COMPLETED
+    assert late.late_error is not None and not late.ok
 
 
 @pytest.mark.rule("CAPTURE-TURNS-001")
@@ -525,10 +599,28 @@ def test_parse_with_agent_uses_the_def(capsys: pytest.CaptureFixture[str]) -> No
 
 @pytest.mark.rule("CAPTURE-TURNS-001", "CAPTURE-EXIT-001")
 def test_parse_reports_remaining_turns_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(capsys, str(DATA / "dsh_two_runs.jsonl"), "--format", "dsh-profile-jsonl")
+    code, out, err = _run(capsys, str(DATA / "acp_two_turns.jsonl"), "--format", "acp-json-rpc")
     assert code == 0, err
+    assert "2 lines left after the first turn" in err
+    assert "First answer." in out
+
+
+@pytest.mark.rule("FIDELITY-REPLAY-001", "CAPTURE-EXIT-001")
+def test_parse_fails_a_dsh_frame_after_the_result_naming_the_rule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = _run(capsys, str(DATA / "dsh_two_runs.jsonl"), "--format", "dsh-profile-jsonl")
+    assert code == 1, err
     assert "4 lines left after the first turn" in err
     assert "Made it blue" not in out
+    assert (
+        err.rstrip()
+        .splitlines()[-1]
+        .startswith(
+            "harness: replay failed after the session finished: DSH_PROFILE_FRAME_AFTER_RESULT: "
+        )
+    )
+    assert "DSH-RESULT-ONCE-001" in err
 
 
 @pytest.mark.rule("CAPTURE-FAIL-001", "CAPTURE-EXIT-001")
