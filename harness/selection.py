@@ -7,6 +7,9 @@
   not failure recovery."
 * Nothing available: :class:`NoAgentAvailableError`, listing every def and why
   (SELECT-NONE-001).
+* A retired def (``AgentDef.retired``, seed 000 §3: Gemini) runs only when asked for by
+  id; neither the configured agent nor the first available one is ever a retired def
+  (FIDELITY-RETIRED-001).
 * There is no cross-agent fallback after a failure (SELECT-NOFALLBACK-001): seed 000 §8 "a
   crash, auth failure, timeout, or invalid invocation remains a failure for that run … the
   daemon does not silently … move the request to Claude, another detected CLI, or BYOK
@@ -129,15 +132,26 @@ def select_agent(
         return registry[explicit]
     # seed 000 §8: "when agentId is omitted: use the configured agent if it is currently
     # available, otherwise use the first available definition."
+    # seed 000 §3 (FIDELITY-RETIRED-001): a retired def is not an adapter id; only an
+    # explicit request reaches it.
+    current = {agent_id: defn for agent_id, defn in registry.items() if not defn.retired}
     preferred = _given(configured)
-    if preferred is not None and preferred in registry and available(preferred):
-        return registry[preferred]
-    for agent_id, defn in registry.items():
+    if preferred is not None and preferred in current and available(preferred):
+        return current[preferred]
+    for agent_id, defn in current.items():
         if available(agent_id):
             return defn
-    raise NoAgentAvailableError(
-        {agent_id: unavailable_reason(agent_id, results.get(agent_id)) for agent_id in registry}
+    reasons = {
+        agent_id: unavailable_reason(agent_id, results.get(agent_id)) for agent_id in current
+    }
+    reasons.update(
+        {
+            agent_id: f"retired ({defn.retired})"
+            for agent_id, defn in registry.items()
+            if defn.retired
+        }
     )
+    raise NoAgentAvailableError(reasons)
 
 
 def next_agent_after_failure(

@@ -34,7 +34,7 @@ def test_console_script_prints_its_version() -> None:
     assert proc.stdout.strip() == f"adapter-harness {__version__}"
 
 
-@pytest.mark.rule("CLI-AGENTS-001")
+@pytest.mark.rule("CLI-AGENTS-001", "FIDELITY-RETIRED-001")
 def test_agents_json_lists_every_builtin_with_its_contract(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -44,6 +44,8 @@ def test_agents_json_lists_every_builtin_with_its_contract(
     assert [r["id"] for r in rows] == [d.id for d in BUILTIN_DEFS]
     assert len(rows) == 29
     claude = next(r for r in rows if r["id"] == "claude")
+    assert [r["id"] for r in rows if r["retired"]] == ["gemini"]  # FIDELITY-RETIRED-001
+    assert claude["retired"] is None
     assert claude["prompt_delivery"] == "stdin"
     assert claude["prompt_input_format"] == "stream-json"
     assert claude["mcp_injection"] == "claude-mcp-json"
@@ -101,12 +103,13 @@ def test_agents_prints_format_and_parser_a_def_file_loads_back(
     assert len(load_def_file(path)) == len(BUILTIN_DEFS)
 
 
-@pytest.mark.rule("CLI-AGENTS-001")
+@pytest.mark.rule("CLI-AGENTS-001", "FIDELITY-RETIRED-001")
 def test_agents_table_has_a_row_per_def(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "agents")
     lines = out.strip().splitlines()
     assert code == 0 and lines[0].startswith("ID")
-    assert lines[-1] == "29 agents"
+    assert lines[-1].startswith("29 agents (28 current; retired, used only when asked for by id: ")
+    assert "gemini (its local generation runtime was retired upstream" in lines[-1]
     assert len(lines) == 31
 
 

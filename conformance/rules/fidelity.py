@@ -44,4 +44,14 @@ RULES = (
         ),
         citation="design §Recordings; ref §2.6",
     ),
+    Rule(
+        id="FIDELITY-RETIRED-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A retired def (Gemini) is kept and runs when asked for by id, but agent "
+            "selection never picks it by default, and the agent list says it is retired."
+        ),
+        citation="seed 000 §3",
+        formats=(),
+    ),
 )

@@ -42,6 +42,7 @@ def agent_summary(defn: AgentDef) -> dict[str, Any]:
         "max_prompt_arg_bytes": defn.max_prompt_arg_bytes,
         "resume_style": defn.resume_style.value,
         "mcp_injection": defn.external_mcp_injection.value,
+        "retired": defn.retired,
     }
 
 
@@ -62,5 +63,14 @@ def cmd_agents(args: argparse.Namespace, out: TextIO) -> int:
     out.write("  ".join(c.upper().ljust(widths[c]) for c in COLUMNS).rstrip() + "\n")
     for row in rows:
         out.write("  ".join(str(row[c]).ljust(widths[c]) for c in COLUMNS).rstrip() + "\n")
-    out.write(f"{len(rows)} agents\n")
+    # FIDELITY-RETIRED-001 (seed 000 §3): the ids kept that are not adapters any more.
+    retired = [f"{s['id']} ({s['retired']})" for s in summaries if s["retired"]]
+    tail = ""
+    if retired:
+        tail = (
+            f" ({len(rows) - len(retired)} current; retired, used only when asked for by id: "
+            + "; ".join(retired)
+            + ")"
+        )
+    out.write(f"{len(rows)} agents{tail}\n")
     return 0

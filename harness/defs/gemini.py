@@ -77,4 +77,9 @@ AGENT_DEF = AgentDef(
     external_mcp_injection=McpInjection.NONE,
     docs_url="https://github.com/google-gemini/gemini-cli",
     install_url="https://www.npmjs.com/package/@google/gemini-cli",
+    # seed 000 §3 (FIDELITY-RETIRED-001): not an adapter id any more.
+    retired=(
+        "its local generation runtime was retired upstream; Gemini remains a BYOK provider "
+        "and MCP client target"
+    ),
 )

@@ -322,3 +322,7 @@ class AgentDef:
     # --- documentation ------------------------------------------------------
     docs_url: str | None = None
     install_url: str | None = None
+    #: Why this def is no longer a shipped adapter (seed 000 §3: Gemini's local runtime was
+    #: retired). A retired def is kept so its recordings replay and it can still be run when
+    #: asked for by id; agent selection never picks it otherwise (FIDELITY-RETIRED-001).
+    retired: str | None = None

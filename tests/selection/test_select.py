@@ -123,7 +123,8 @@ def test_default_rule_over_the_whole_registry(
         for d, f in zip(BUILTIN_DEFS, flags, strict=True)
     ]
     order.shuffle(found)
-    available = [d.id for d, f in zip(BUILTIN_DEFS, flags, strict=True) if f]
+    # FIDELITY-RETIRED-001: a retired def is never the default.
+    available = [d.id for d, f in zip(BUILTIN_DEFS, flags, strict=True) if f and not d.retired]
     if not available:
         with pytest.raises(NoAgentAvailableError):
             select_agent(None, configured, found, BUILTIN_DEFS)
@@ -137,6 +138,36 @@ def test_duplicate_detection_results_are_rejected() -> None:
     found = [detected("claude", True), detected("claude", False)]
     with pytest.raises(ValueError, match="claude"):
         select_agent(None, None, found, DEFS)
+
+
+# --------------------------------------------------------------------------- retired
+
+
+def _all_available() -> list[DetectionResult]:
+    return [
+        DetectionResult(
+            id=d.id, name=d.name, available=True, path=None, launch_path=None, version=None
+        )
+        for d in BUILTIN_DEFS
+    ]
+
+
+@pytest.mark.rule("FIDELITY-RETIRED-001")
+def test_a_retired_def_runs_only_when_asked_for_by_id() -> None:
+    """seed 000 §3: Gemini's local runtime is retired and is not an adapter id; it is kept,
+    so an explicit request still reaches it, but no default choice ever does."""
+    gemini = get_agent_def("gemini")
+    assert gemini.retired and "retired" in gemini.retired
+    assert [d.id for d in BUILTIN_DEFS if d.retired] == ["gemini"]
+    gemini_only = [gemini]
+    found = [detected("gemini", True)]
+    assert select_agent("gemini", None, found, gemini_only) is gemini
+    with pytest.raises(NoAgentAvailableError) as info:
+        select_agent(None, "gemini", found, gemini_only)
+    assert info.value.reasons["gemini"].startswith("retired (")
+    everything = _all_available()
+    assert select_agent(None, "gemini", everything, BUILTIN_DEFS).id == BUILTIN_DEFS[0].id
+    assert select_agent(None, "claude", everything, BUILTIN_DEFS).id == "claude"
 
 
 # --------------------------------------------------------------------------- none
