@@ -53,6 +53,11 @@ def _build_parser() -> argparse.ArgumentParser:
     argv.add_argument("--prompt", help="prompt text (default: empty)")
     argv.add_argument("--prompt-file", metavar="F", help="read the prompt from F")
     argv.add_argument("--platform", help="win32, darwin or linux (default: this machine)")
+    argv.add_argument(
+        "--budget-generation",
+        metavar="G",
+        help="whose POSIX prompt budget: current, seed-002 or legacy (default: the def's)",
+    )
     argv.add_argument("--bin", metavar="PATH", help="resolved executable (default: resolve)")
     argv.add_argument("--resume", metavar="ID", help="resume this native session")
     argv.add_argument("--model", metavar="M")

@@ -54,4 +54,15 @@ RULES = (
         citation="seed 000 §3",
         formats=(),
     ),
+    Rule(
+        id="FIDELITY-BUDGET-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "The POSIX argv prompt budget is a named generation with its source (current: "
+            "100000 off darwin and 262144 on darwin; seed-002: 120000; legacy: the def's "
+            "number); the argv guard applies the def's generation unless a run asks for another."
+        ),
+        citation="seed 002 §6.3; ref §4.1",
+        formats=(),
+    ),
 )

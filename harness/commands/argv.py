@@ -114,11 +114,20 @@ def _resolved_bin(defn: AgentDef, args: argparse.Namespace, platform: str) -> st
 
 def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
     from harness.guards.budget import check_prompt_budget, explain_argv_prompt_limit
+    from harness.guards.budget_generations import BudgetGeneration, budgets_for
 
     defn = choose_def(args, args.agent).defn
     platform = args.platform or sys.platform
     if platform not in ("win32", "darwin", "linux"):
         raise HarnessError(f"--platform {platform!r}: expected win32, darwin or linux")
+    # FIDELITY-BUDGET-001: either generation of the platform budget can be checked.
+    generation = defn.prompt_budget_generation
+    if args.budget_generation is not None:
+        try:
+            budgets_for(args.budget_generation)
+        except ValueError as exc:
+            raise HarnessError(f"--budget-generation: {exc}") from None
+        generation = BudgetGeneration(args.budget_generation)
     if args.prompt is not None and args.prompt_file:
         raise HarnessError("give --prompt or --prompt-file, not both")
     prompt = args.prompt or ""
@@ -143,7 +152,14 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
     full = [resolved, *built]
     verdict: dict[str, Any] = {"ok": True}
     try:
-        check_prompt_budget(defn, prompt, platform=platform, resolved_bin=resolved, args=built)
+        check_prompt_budget(
+            defn,
+            prompt,
+            platform=platform,
+            resolved_bin=resolved,
+            args=built,
+            generation=generation,
+        )
     except PromptTooLargeError as exc:
         verdict = {"ok": False, "code": exc.code, "message": exc.message, "limit": exc.limit}
         if exc.bytes is not None:
@@ -153,7 +169,7 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
     command_line = _command_line_verdict(defn, resolved, built, prompt)
     delivery = defn.prompt_delivery.value
     limit = (
-        explain_argv_prompt_limit(defn.max_prompt_arg_bytes, platform)
+        explain_argv_prompt_limit(defn.max_prompt_arg_bytes, platform, generation)
         if defn.max_prompt_arg_bytes is not None
         else None
     )
@@ -167,6 +183,10 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
         "max_prompt_arg_bytes": defn.max_prompt_arg_bytes,
         # BUDGET-ARGV-001: the limit the argv check applies here, and whose number it is.
         "prompt_limit": dataclasses.asdict(limit) if limit is not None else None,
+        "budget_generation": {
+            "name": generation.value,
+            "source": budgets_for(generation).source,
+        },
         "budget": verdict,
         "command_line": command_line,
     }

@@ -60,6 +60,7 @@ from harness.defs.trae_cli import AGENT_DEF as _TRAE_CLI
 from harness.defs.types import ID_PATTERN, AgentDef, PromptDelivery
 from harness.defs.vibe import AGENT_DEF as _VIBE
 from harness.errors import AgentDefError, DuplicateAgentError, LocalProfileError, UnknownAgentError
+from harness.guards.budget_generations import budgets_for
 from harness.streams import (
     ONE_WAY_FORMATS,
     TWO_WAY_FORMATS,
@@ -181,6 +182,12 @@ def validate_def(defn: AgentDef) -> None:
             f"only argv prompt delivery takes a budget (delivery is {defn.prompt_delivery.value})",
             rule="DEF-BUDGET-002",
         )
+    try:
+        budgets_for(defn.prompt_budget_generation)
+    except ValueError as exc:
+        raise AgentDefError(
+            defn.id, "prompt_budget_generation", str(exc), rule="FIDELITY-BUDGET-001"
+        ) from None
     _check_stream_format(defn)
 
 

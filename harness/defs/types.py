@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from harness.guards.budget_generations import BudgetGeneration
+
 __all__ = [
     "DEFAULT_MODEL_OPTION",
     "ID_PATTERN",
@@ -259,6 +261,9 @@ class AgentDef:
     max_prompt_arg_bytes: int | None = None
     #: Replaces the generic advice sentence of an AGENT_PROMPT_TOO_LARGE error (ref §4.1).
     prompt_too_large_hint: str | None = None
+    #: Whose platform budget raises ``max_prompt_arg_bytes`` off Windows (seed 002 §6.3,
+    #: ref §4.1; :mod:`harness.guards.budget_generations`, FIDELITY-BUDGET-001).
+    prompt_budget_generation: BudgetGeneration = BudgetGeneration.CURRENT
     env: Mapping[str, str] = field(default_factory=dict)
     strip_env: tuple[EnvStripRule, ...] = ()
     env_value_rules: tuple[EnvValueRule, ...] = ()

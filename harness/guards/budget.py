@@ -23,6 +23,12 @@ from dataclasses import dataclass
 
 from harness.defs.types import AgentDef
 from harness.errors import PromptTooLargeError
+from harness.guards.budget_generations import (
+    DARWIN_ARGV_PROMPT_BUDGET,
+    POSIX_ARGV_PROMPT_BUDGET,
+    BudgetGeneration,
+    budgets_for,
+)
 from harness.guards.windows_cmdline import (
     SAFE_COMMAND_LINE_LIMIT,
     cmd_shim_command_line,
@@ -47,14 +53,8 @@ __all__ = [
     "explain_argv_prompt_limit",
 ]
 
-# ref §4.1 (prompt-budget.ts @1001d6db): POSIX_ARGV_PROMPT_BUDGET = 100_000 and, for darwin,
-# DARWIN_ARGV_PROMPT_BUDGET = 256 KiB. Seed 002 §6.3 quotes an older generation whose constant
-# is 120_000 for every non-win32 platform (while its prose says "POSIX 上抬到 100 KB"). We take
-# the reference's current values as the brief directs: both stay under the real kernel caps of
-# seed 002 §6.1 (Linux MAX_ARG_STRLEN ≈ 128 KB per argv item, macOS ARG_MAX ≈ 256 KB in total),
-# so an oversized prompt fails with a readable error rather than a bare spawn E2BIG.
-POSIX_ARGV_PROMPT_BUDGET = 100_000
-DARWIN_ARGV_PROMPT_BUDGET = 262_144
+# The platform budgets, one named constant per upstream generation with its source, live
+# in harness.guards.budget_generations; the current generation (ref §4.1) is the default.
 
 #: ref §4.1: the advice sentence of the argv check (replaced by ``prompt_too_large_hint``).
 ARGV_ADVICE = (
@@ -74,17 +74,19 @@ def _advice(defn: AgentDef, default: str) -> str:
     return defn.prompt_too_large_hint or default
 
 
-def argv_prompt_limit(max_prompt_arg_bytes: int, platform: str) -> int:
+def argv_prompt_limit(
+    max_prompt_arg_bytes: int,
+    platform: str,
+    generation: BudgetGeneration = BudgetGeneration.CURRENT,
+) -> int:
     """The argv byte limit for ``platform`` (``sys.platform`` names; ref §4.1).
 
-    ``win32`` uses the def's own number (it is sized for the 32 K command line);
-    ``darwin`` at least 262 144; any other platform at least 100 000.
+    ``win32`` uses the def's own number (it is sized for the 32 K command line); elsewhere
+    the larger of it and ``generation``'s platform budget (current: 262 144 on darwin,
+    100 000 on any other platform; FIDELITY-BUDGET-001).
     """
-    if platform == "win32":
-        return max_prompt_arg_bytes
-    if platform == "darwin":
-        return max(max_prompt_arg_bytes, DARWIN_ARGV_PROMPT_BUDGET)
-    return max(max_prompt_arg_bytes, POSIX_ARGV_PROMPT_BUDGET)
+    floor = budgets_for(generation).floor(platform)
+    return max_prompt_arg_bytes if floor is None else max(max_prompt_arg_bytes, floor)
 
 
 @dataclass(frozen=True)
@@ -116,27 +118,35 @@ class ArgvPromptLimit:
         )
 
 
-def explain_argv_prompt_limit(max_prompt_arg_bytes: int, platform: str) -> ArgvPromptLimit:
+def explain_argv_prompt_limit(
+    max_prompt_arg_bytes: int,
+    platform: str,
+    generation: BudgetGeneration = BudgetGeneration.CURRENT,
+) -> ArgvPromptLimit:
     """:func:`argv_prompt_limit` with where its value comes from (the def or the platform)."""
-    limit = argv_prompt_limit(max_prompt_arg_bytes, platform)
-    budget = {"win32": None, "darwin": DARWIN_ARGV_PROMPT_BUDGET}.get(
-        platform, POSIX_ARGV_PROMPT_BUDGET
-    )
+    limit = argv_prompt_limit(max_prompt_arg_bytes, platform, generation)
+    budget = budgets_for(generation).floor(platform)
     source = "platform" if budget is not None and budget > max_prompt_arg_bytes else "def"
     return ArgvPromptLimit(limit, source, max_prompt_arg_bytes, budget)
 
 
 def check_prompt_argv_budget(
-    defn: AgentDef, prompt: str, platform: str
+    defn: AgentDef,
+    prompt: str,
+    platform: str,
+    generation: BudgetGeneration | None = None,
 ) -> PromptTooLargeError | None:
     """BUDGET-ARGV-001: fail iff the prompt's UTF-8 bytes exceed :func:`argv_prompt_limit`.
 
-    ref §4.1; seed 002 §6.3 "第一道只看字节数". Bytes, not characters: ``"é"`` is 2.
+    ref §4.1; seed 002 §6.3 "第一道只看字节数". Bytes, not characters: ``"é"`` is 2. The
+    platform budget is ``generation``'s, else the def's ``prompt_budget_generation``
+    (FIDELITY-BUDGET-001).
     """
     if defn.max_prompt_arg_bytes is None:
         return None  # BUDGET-NOOP-001
     size = utf8_len(prompt)
-    limit = argv_prompt_limit(defn.max_prompt_arg_bytes, platform)
+    chosen = generation or defn.prompt_budget_generation
+    limit = argv_prompt_limit(defn.max_prompt_arg_bytes, platform, chosen)
     if size <= limit:
         return None
     message = (
@@ -212,6 +222,7 @@ def check_prompt_budget(
     platform: str,
     resolved_bin: str | None,
     args: Sequence[str],
+    generation: BudgetGeneration | None = None,
 ) -> None:
     """Run the applicable guards in the chat-path order and raise the first error.
 
@@ -220,7 +231,7 @@ def check_prompt_budget(
     not at ``platform`` (seed 002 §6.3: pure, so a fake ``C:\\…\\x.cmd`` is checked anywhere).
     """
     error = (
-        check_prompt_argv_budget(defn, prompt, platform)
+        check_prompt_argv_budget(defn, prompt, platform, generation)
         or check_windows_cmd_shim_budget(defn, resolved_bin, args)
         or check_windows_direct_exe_budget(defn, resolved_bin, args)
     )
