@@ -129,7 +129,9 @@ def _summary(
     if defn.max_prompt_arg_bytes is None:
         parts.append(f"not budgeted (prompt by {defn.prompt_delivery.value})")
     elif prompt is not None:
-        limit = explain_argv_prompt_limit(defn.max_prompt_arg_bytes, platform)
+        limit = explain_argv_prompt_limit(
+            defn.max_prompt_arg_bytes, platform, defn.prompt_budget_generation
+        )
         parts.append(f"prompt {utf8_len(prompt)} bytes within {limit.describe(platform)}")
     if is_cmd_shim(program):
         length = utf16_len(cmd_shim_command_line([program, *args]))
