@@ -1,4 +1,4 @@
-"""RUN-REAP-001 under load: 200 consecutive runs cancelled at random points leave nothing.
+"""RUN-REAP-001 under load: 200 runs, four at a time, cancelled at random points leave nothing.
 
 Cancel times are uniform in [0, 300 ms] from a seeded generator, so a failure replays.
 The CLI is a quick fake (a POSIX shell script, milliseconds to start where the Python
@@ -22,6 +22,9 @@ from tests.runner.conftest import FakeWorld
 
 RUNS = 200
 SEED = 20260830
+#: Runs in flight at once: each mostly waits (its cancel delay, the grace, the kill), so
+#: the load is the same and the wall time a quarter; overlapping trees are reaped apart.
+CONCURRENT = 4
 
 QUICK_FAKE = """#!/bin/sh
 cat >/dev/null
@@ -50,7 +53,13 @@ def test_random_cancels_leave_zero_processes(world: FakeWorld, tmp_path: Path) -
         return await run_agent_async(request, cancel=cancel)
 
     async def main() -> list[RunResult]:
-        return [await one(delay) for delay in delays]
+        gate = asyncio.Semaphore(CONCURRENT)
+
+        async def gated(delay: float) -> RunResult:
+            async with gate:
+                return await one(delay)
+
+        return list(await asyncio.gather(*(gated(d) for d in delays)))
 
     results = asyncio.run(main())
 
