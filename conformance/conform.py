@@ -454,7 +454,10 @@ class _Tracker:
     concurrent def checks are; failed rules are counted as the verdict table counts them."""
 
     def __init__(
-        self, plan: ConformPlan, on_progress: OnProgress | None, baseline: EntryList | None
+        self,
+        plan: ConformPlan,
+        on_progress: OnProgress | None,
+        baseline: EntryList | None = None,
     ) -> None:
         self._on = on_progress
         self._baseline = baseline
