@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conformance.evidence import Direction, Evidence
 from conformance.rules import Rule
 from conformance.rules.spec import CitationError
-from conformance.verdicts import Cell, Disposition, Verdict
+from conformance.verdicts import Cell, Disposition, Status, Verdict
 
 __all__ = [
     "ARROWS",
@@ -30,9 +30,11 @@ __all__ = [
     "LABELS",
     "MEANINGS",
     "SYMBOLS",
+    "OutcomeGroup",
     "ReportMeta",
     "cell_text",
     "evidence_text",
+    "outcome_groups",
     "rule_links",
     "spec_href",
     "write_reports",
@@ -131,6 +133,44 @@ def rule_links(rule: Rule) -> tuple[str, ...]:
 def spec_href(meta: ReportMeta, link: str) -> str:
     """The address of a spec ``link`` as the HTML report should open it."""
     return meta.spec_base + link
+
+
+@dataclass(frozen=True)
+class OutcomeGroup:
+    """The outcomes of one cell that say the same thing: one attempt, status and reason
+    over several scenarios. An outcome with evidence is a group of its own."""
+
+    scenarios: tuple[str | None, ...]
+    attempt: int
+    status: Status
+    reason: str
+    duration_ms: float
+    evidence: Evidence | None = None
+
+
+def outcome_groups(cell: Cell) -> tuple[list[OutcomeGroup], int | None]:
+    """``cell``'s outcomes with repeated text said once (the JSON and HTML reports stay
+    small for many defs: most of a run cell's scenarios share a status and a reason),
+    in first-seen order; and the index of the group holding the cell's evidence."""
+    groups: list[OutcomeGroup] = []
+    at: dict[tuple[int, Status, str], int] = {}
+    decisive: int | None = None
+    for o in cell.outcomes:
+        key = (o.attempt, o.status, o.reason)
+        if o.evidence is None and key in at:
+            g = groups[at[key]]
+            groups[at[key]] = replace(
+                g, scenarios=(*g.scenarios, o.scenario), duration_ms=g.duration_ms + o.duration_ms
+            )
+            continue
+        if o.evidence is None:
+            at[key] = len(groups)
+        elif o.evidence is cell.evidence and decisive is None:
+            decisive = len(groups)
+        groups.append(
+            OutcomeGroup((o.scenario,), o.attempt, o.status, o.reason, o.duration_ms, o.evidence)
+        )
+    return groups, decisive
 
 
 def _indent(text: str, prefix: str = "    ") -> str:

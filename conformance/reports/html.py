@@ -3,8 +3,10 @@
 CONFORM-REPORT-HTML-001 (design §Conformance model "Reports"):
 
 * a defs × rules matrix (one column per def, one row per rule, grouped by
-  area), every cell coloured by its verdict *and* marked with a glyph, a
-  ``title`` and an ``aria-label``, so nothing is told by colour alone; a legend;
+  area), every cell coloured by its verdict *and* marked with a glyph, an
+  ``aria-label`` and a hover text, so nothing is told by colour alone; a legend.
+  Past :data:`BAND_DEFS` defs the matrix is split into stacked bands of defs, so
+  no column is cut off in a 1400 px window however many defs there are;
 * a "needs attention" index, summary chips, and filters by verdict, tier, def
   and rule text; the header row and the rule column stay put while scrolling;
 * clicking a cell (or pressing Enter on it) opens its evidence: the rule's
@@ -33,13 +35,14 @@ from conformance.reports import (
     MEANINGS,
     SYMBOLS,
     ReportMeta,
+    outcome_groups,
     rule_links,
     spec_href,
 )
 from conformance.rules import Rule, Tier
 from conformance.verdicts import DISPOSITION_ORDER, Cell, Disposition, Verdict
 
-__all__ = ["json_island", "render"]
+__all__ = ["BAND_DEFS", "bands", "json_island", "render"]
 
 _TIER_LETTER = {Tier.MANDATORY: "M", Tier.CAPABILITY: "C", Tier.ADVISORY: "A"}
 #: Dispositions listed under "needs attention" and counted in the def headers.
@@ -68,7 +71,22 @@ def _area(rule_id: str) -> str:
     return rule_id.split("-", 1)[0]
 
 
-def _cell_data(verdict: Verdict, cell: Cell) -> dict[str, Any]:
+class _Texts:
+    """Strings said once in the page's data: an outcome names its scenarios and reason by
+    index into ``DATA.texts`` (CONFORM-REPORT-SIZE-001; they repeat across defs)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str | None, int] = {}
+
+    def __call__(self, text: str | None) -> int:
+        return self.index.setdefault(text, len(self.index))
+
+    @property
+    def table(self) -> list[str | None]:
+        return list(self.index)
+
+
+def _cell_data(verdict: Verdict, cell: Cell, texts: _Texts) -> dict[str, Any]:
     entries = [
         {"entry": e.text, "where": e.where, "note": e.note, "list": "baseline"}
         for e in cell.baseline_entries
@@ -84,15 +102,17 @@ def _cell_data(verdict: Verdict, cell: Cell) -> dict[str, Any]:
         "failsRun": cell.fails_run,
         "reason": cell.reason,
         "entries": entries,
+        # CONFORM-REPORT-SIZE-001: outcomes saying the same thing are one row.
         "outcomes": [
-            {
-                "scenario": o.scenario,
-                "attempt": o.attempt,
-                "status": o.status.value,
-                "reason": o.reason,
-                "ms": round(o.duration_ms, 1),
-            }
-            for o in cell.outcomes
+            # [scenario text indexes, attempt, status, ms, reason text index]
+            [
+                [texts(n) for n in g.scenarios],
+                g.attempt,
+                g.status.value,
+                round(g.duration_ms, 1),
+                texts(g.reason),
+            ]
+            for g in outcome_groups(cell)[0]
         ],
         "evidence": None if cell.evidence is None else cell.evidence.to_json(),
     }
@@ -117,11 +137,46 @@ def _cell_label(cell: Cell) -> str:
     return f"{label}, {cell.tier.value} rule, {run}"
 
 
+#: Def columns per band of the matrix: one band fits a 1400 px wide window with room to
+#: spare (the rule column takes at most 420 px, a def column 38 px): no column is cut off.
+BAND_DEFS = 20
+
+
+def bands(defs: tuple[str, ...], size: int = BAND_DEFS) -> list[tuple[str, ...]]:
+    """``defs`` in consecutive bands of at most ``size``, as even as can be (29 defs: 15
+    and 14, not 24 and 5)."""
+    if not defs:
+        return [()]
+    count = -(-len(defs) // size)
+    per = -(-len(defs) // count)
+    return [defs[k : k + per] for k in range(0, len(defs), per)]
+
+
 def _matrix(verdict: Verdict, index: dict[tuple[str, str], int]) -> Iterator[str]:
+    """The defs × rules matrix: one table per band of defs, stacked (CONFORM-REPORT-HTML-001)."""
+    groups = bands(verdict.defs)
+    yield '<div class="matrix-bands" id="matrix">'
+    for number, band in enumerate(groups):
+        yield from _band(verdict, index, band, number, len(groups))
+    yield "</div>"
+
+
+def _band(
+    verdict: Verdict,
+    index: dict[tuple[str, str], int],
+    defs: tuple[str, ...],
+    number: int,
+    count: int,
+) -> Iterator[str]:
     by_def = verdict.counts_by_def()
-    yield '<table class="matrix" id="matrix"><thead><tr>'
-    yield '<th class="corner" scope="col">Rule <span class="muted">↓</span> / def →</th>'
-    for def_id in verdict.defs:
+    first = verdict.defs.index(defs[0]) + 1 if defs else 0
+    which = f" ({first}–{first + len(defs) - 1} of {len(verdict.defs)})" if count > 1 else ""
+    yield f'<table class="matrix" data-band="{number}"><thead><tr>'
+    yield (
+        '<th class="corner" scope="col">Rule <span class="muted">↓</span> / def →'
+        f'<span class="muted">{which}</span></th>'
+    )
+    for def_id in defs:
         bad = sum(n for d, n in by_def[def_id].items() if d in _PROBLEMS)
         badge = (
             f'<span class="dbad" title="{bad} cells need attention">{bad}</span>'
@@ -133,7 +188,7 @@ def _matrix(verdict: Verdict, index: dict[tuple[str, str], int]) -> Iterator[str
             f'<span class="dname">{_e(def_id)}</span>{badge}</th>'
         )
     yield "</tr></thead><tbody>"
-    ncols = len(verdict.defs) + 1
+    ncols = len(defs) + 1
     current_area = None
     for rule in verdict.rules.values():
         area = _area(rule.id)
@@ -154,18 +209,19 @@ def _matrix(verdict: Verdict, index: dict[tuple[str, str], int]) -> Iterator[str
             f'{_TIER_LETTER[rule.tier]}<span class="sr"> ({rule.tier.value})</span></span>'
             f'<span class="stmt">{_e(rule.statement)}</span></th>'
         )
-        for def_id in verdict.defs:
+        for def_id in defs:
             cell = verdict.cell(def_id, rule.id)
             if cell is None:
                 yield f'<td class="c na" data-def="{_e(def_id)}" data-disp="na"></td>'
                 continue
             d = cell.disposition
-            tip = f"{LABELS[d]}: {cell.reason}" if cell.reason else LABELS[d]
+            # The hover text (verdict and reason) is set by the script from the data, so
+            # each reason is in the page once (CONFORM-REPORT-SIZE-001).
             yield (
                 f'<td class="c d-{d.value}" data-def="{_e(def_id)}" data-disp="{d.value}">'
                 f'<button type="button" class="cell" data-cell="{index[(def_id, rule.id)]}" '
-                f'aria-label="{_e(_cell_label(cell))}" '
-                f'title="{_e(tip)}"><span aria-hidden="true">{SYMBOLS[d]}</span></button></td>'
+                f'aria-label="{_e(_cell_label(cell))}">'
+                f'<span aria-hidden="true">{SYMBOLS[d]}</span></button></td>'
             )
         yield "</tr>"
     yield "</tbody></table>"
@@ -289,8 +345,10 @@ _PANEL = """<aside id="panel" class="panel" role="dialog" aria-labelledby="p-tit
 def render(verdict: Verdict, meta: ReportMeta) -> str:
     """The whole page as one string."""
     index = {(c.def_id, c.rule_id): i for i, c in enumerate(verdict.cells)}
+    texts = _Texts()
     data = {
-        "cells": [_cell_data(verdict, c) for c in verdict.cells],
+        "cells": [_cell_data(verdict, c, texts) for c in verdict.cells],
+        "texts": texts.table,
         "rules": {r.id: _rule_data(r, meta) for r in verdict.rules.values()},
         "labels": {d.value: LABELS[d] for d in Disposition},
         "symbols": {d.value: SYMBOLS[d] for d in Disposition},
@@ -386,6 +444,7 @@ font-weight:700}
 width:fit-content;overflow:auto;background:var(--card);border:1px solid var(--line);
 border-radius:8px}
 .matrix{border-collapse:separate;border-spacing:0;width:max-content}
+.matrix+.matrix{border-top:3px solid var(--line)}
 .matrix thead th{position:sticky;top:0;z-index:2;background:var(--card);
 border-bottom:2px solid var(--line);vertical-align:bottom;padding:6px 2px}
 .matrix th.corner{left:0;z-index:3;text-align:left;padding:6px 10px;font-size:12px;
@@ -618,18 +677,22 @@ _JS = r"""
     if (c.outcomes.length) {
       var tbl = el("table", {"class": "oc"});
       var hr = el("tr");
-      ["scenario", "attempt", "status", "ms", "reason"].forEach(function (h) {
+      ["scenarios", "attempt", "status", "ms", "reason"].forEach(function (h) {
         hr.appendChild(el("th", {"scope": "col"}, h));
       });
       tbl.appendChild(hr);
+      var count = 0;
       c.outcomes.forEach(function (o) {
         var tr = el("tr");
-        [o.scenario || "—", o.attempt, o.status, o.ms, o.reason].forEach(function (v) {
+        // o = [scenario text indexes, attempt, status, ms, reason text index]
+        var names = o[0].map(function (n) { return DATA.texts[n] || "—"; }).join(", ");
+        count += o[0].length;
+        [names, o[1], o[2], o[3], DATA.texts[o[4]]].forEach(function (v) {
           tr.appendChild(el("td", null, v));
         });
         tbl.appendChild(tr);
       });
-      section("Outcomes (" + c.outcomes.length + ")").appendChild(tbl);
+      section("Outcomes (" + count + ")").appendChild(tbl);
     }
     panel.hidden = false;
     document.body.classList.add("panel-open");
@@ -643,6 +706,17 @@ _JS = r"""
     history.replaceState(null, "", location.pathname + location.search);
     if (selected) { selected.classList.remove("sel"); selected.focus(); }
   }
+
+  // Hover text of a cell: its verdict and reason, from the data (not repeated in the page).
+  function tip(ev) {
+    var b = ev.target.closest && ev.target.closest("[data-cell]");
+    if (b && !b.title) {
+      var c = DATA.cells[Number(b.getAttribute("data-cell"))];
+      b.title = DATA.labels[c.disp] + (c.reason ? ": " + c.reason : "");
+    }
+  }
+  document.addEventListener("mouseover", tip);
+  document.addEventListener("focusin", tip);
 
   document.addEventListener("click", function (ev) {
     var b = ev.target.closest && ev.target.closest("[data-cell]");
@@ -663,6 +737,13 @@ _JS = r"""
       n.classList.toggle("hide", !!def && n.getAttribute("data-def") !== def);
     });
     var shown = 0, total = 0, liveAreas = {};
+    function bandOf(tr) { return tr.closest("table").getAttribute("data-band"); }
+    $$("#matrix table.matrix").forEach(function (t) {
+      var has = !def || $$("th.def", t).some(function (th) {
+        return th.getAttribute("data-def") === def;
+      });
+      t.classList.toggle("hide", !has);
+    });
     rows.forEach(function (tr) {
       var ok = (!tier || tr.getAttribute("data-tier") === tier) &&
         (!text || tr.getAttribute("data-text").indexOf(text) >= 0);
@@ -677,10 +758,10 @@ _JS = r"""
         if (match && visibleCol && ok) { any = true; shown += 1; }
       });
       tr.classList.toggle("hide", !(ok && any));
-      if (ok && any) { liveAreas[tr.getAttribute("data-area")] = true; }
+      if (ok && any) { liveAreas[bandOf(tr) + ":" + tr.getAttribute("data-area")] = true; }
     });
     areas.forEach(function (a) {
-      a.classList.toggle("hide", !liveAreas[a.getAttribute("data-area")]);
+      a.classList.toggle("hide", !liveAreas[bandOf(a) + ":" + a.getAttribute("data-area")]);
     });
     $("#f-count").textContent = shown + " of " + total + " cells shown";
     $("#empty").hidden = shown > 0;

@@ -2,7 +2,10 @@
 
 The shape is ``report.schema.json`` (draft 2020-12) beside this module; a
 consumer can validate it (CONFORM-REPORT-JSON-001). ``report_version`` is bumped
-whenever the shape changes incompatibly.
+whenever the shape changes incompatibly. Version 2 keeps it small for many defs
+(CONFORM-REPORT-SIZE-001): a cell's outcomes that share attempt, status and reason
+are one entry listing their scenarios (:func:`~conformance.reports.outcome_groups`),
+and the document is written without indentation, one cell per line.
 """
 
 from __future__ import annotations
@@ -13,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from conformance.baseline import EntryList
-from conformance.reports import ReportMeta, rule_links
+from conformance.reports import OutcomeGroup, ReportMeta, outcome_groups, rule_links
 from conformance.verdicts import Cell, Disposition, Verdict
 
 __all__ = ["REPORT_VERSION", "SCHEMA_PATH", "build", "load_schema", "render"]
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 TOOL_NAME = "adapter-harness"
 
@@ -33,15 +36,21 @@ def _counts(counts: dict[Disposition, int]) -> dict[str, int]:
     return {d.value: n for d, n in counts.items()}
 
 
+def _group(group: OutcomeGroup) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "scenarios": list(group.scenarios),
+        "attempt": group.attempt,
+        "status": group.status.value,
+        "reason": group.reason,
+        "duration_ms": round(group.duration_ms, 1),
+    }
+    if group.evidence is not None:
+        out["evidence"] = group.evidence.to_json()
+    return out
+
+
 def _cell(cell: Cell) -> dict[str, Any]:
-    evidence_from = next(
-        (
-            i
-            for i, o in enumerate(cell.outcomes)
-            if cell.evidence is not None and o.evidence is cell.evidence
-        ),
-        None,
-    )
+    groups, evidence_from = outcome_groups(cell)
     return {
         "def_id": cell.def_id,
         "rule_id": cell.rule_id,
@@ -51,11 +60,11 @@ def _cell(cell: Cell) -> dict[str, Any]:
         "fails_run": cell.fails_run,
         "flaky": cell.flaky,
         "reason": cell.reason,
-        "duration_ms": cell.duration_ms,
+        "duration_ms": round(cell.duration_ms, 1),
         "baseline_entries": [e.text for e in cell.baseline_entries],
         "flaky_entries": [e.text for e in cell.flaky_entries],
         "evidence_from": evidence_from,
-        "outcomes": [o.to_json() for o in cell.outcomes],
+        "outcomes": [_group(g) for g in groups],
     }
 
 
@@ -108,5 +117,15 @@ def build(verdict: Verdict, meta: ReportMeta) -> dict[str, Any]:
     }
 
 
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def render(verdict: Verdict, meta: ReportMeta) -> str:
-    return json.dumps(build(verdict, meta), indent=2, ensure_ascii=False) + "\n"
+    """:func:`build` as compact JSON, one cell per line (greppable, diffable)."""
+    report = build(verdict, meta)
+    cells = report.pop("cells")
+    head = _dumps({**report, "cells": []})
+    assert head.count('"cells":[]') == 1
+    body = ",\n".join(_dumps(c) for c in cells)
+    return head.replace('"cells":[]', f'"cells":[\n{body}\n]', 1) + "\n"

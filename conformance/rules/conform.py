@@ -97,6 +97,15 @@ RULES = (
         (),
     ),
     Rule(
+        "CONFORM-REPORT-SIZE-001",
+        Tier.MANDATORY,
+        "The JSON and HTML reports grow only with the number of defs: text shared by a "
+        "cell's scenarios is written once, and the HTML matrix shows every def column in a "
+        "1400 px window, in stacked bands of defs.",
+        "design §Conformance model",
+        (),
+    ),
+    Rule(
         "CONFORM-REPORT-ESCAPE-001",
         Tier.MANDATORY,
         "Reports render every recorded string as text: markup or </script> in a transcript "

@@ -191,3 +191,39 @@ def sample_verdict() -> Verdict:
         flaky=SAMPLE_FLAKY,
         applicable={d: RULE_IDS for d in DEFS},
     )
+
+
+#: The fake scenarios of a large synthetic run (as many as ``harness conform`` plays).
+LARGE_SCENARIOS = tuple(f"scenario-{n:02d}" for n in range(18))
+
+
+def large_verdict(defs: int, rules: Iterable[Rule] | None = None) -> Verdict:
+    """A run of ``defs`` defs shaped like ``harness conform`` over the built-ins: of 37
+    rules, every other one def-level (one outcome) and the rest judged on 18 scenarios;
+    a quarter of those are skipped on a third of the scenarios, each with the scenario's
+    own reason; one failure with evidence per ten defs. (A real run of 29 defs has 2.3
+    outcome groups and 7.9 outcomes per cell; this one 2.5 and 9.3.)"""
+    from conformance.rules import all_rules
+
+    catalog = {r.id: r for r in (rules or list(all_rules().values())[:37])}
+    out: list[Outcome] = []
+    for d in range(defs):
+        def_id = f"agent-{d:03d}"
+        for n, rule_id in enumerate(catalog):
+            if n % 2 == 0:
+                out.append(outcome(def_id, rule_id, Status.PASS))
+                continue
+            for k, scenario in enumerate(LARGE_SCENARIOS):
+                if d % 10 == 0 and n == 5 and k == 0:
+                    ev = evidence(
+                        f"{rule_id}: {def_id}: the run's text differs from the scenario's",
+                        stderr_tail="error: unknown option '--approval-mode'\n" * 3,
+                    )
+                    out.append(outcome(def_id, rule_id, Status.FAIL, scenario=scenario, ev=ev))
+                elif n % 4 == 1 and k % 3 == 0:
+                    why = f"not applicable: the scenario has no {scenario} step"
+                    skip = outcome(def_id, rule_id, Status.SKIPPED, scenario=scenario, reason=why)
+                    out.append(skip)
+                else:
+                    out.append(outcome(def_id, rule_id, Status.PASS, scenario=scenario))
+    return judge(out, rules=catalog)

@@ -221,7 +221,7 @@ def test_builtin_defs_pass_and_write_all_four_reports(builtin_run: tuple[int, st
     assert report["defs"] == ["claude", "codex", "kimi"]
     cell = _cell(report, "codex", "RUN-HAPPY-TEXT-001")
     assert cell["disposition"] == "pass"
-    assert {o["scenario"] for o in cell["outcomes"]} == {"happy", "api_error", "hang"}
+    assert {s for o in cell["outcomes"] for s in o["scenarios"]} == {"happy", "api_error", "hang"}
     assert _cell(report, "kimi", "RUN-CANCEL-001")["disposition"] == "pass"
     assert _cell(report, "claude", "RUN-FAULT-APIERROR-001")["disposition"] == "pass"
     assert _cell(report, "claude", "DEF-BUDGET-001")["disposition"] in ("pass", "skipped")
@@ -479,7 +479,7 @@ def test_real_findings_are_judged_with_the_fake_ones(
     report = _report(tmp_path)
     cell = _cell(report, "claude", "RUN-HAPPY-TEXT-001")
     assert cell["disposition"] == "fail"
-    assert {o["scenario"]: o["status"] for o in cell["outcomes"]} == {
+    assert {s: o["status"] for o in cell["outcomes"] for s in o["scenarios"]} == {
         "happy": "pass",
         "real:happy": "fail",
     }

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from conformance.reports import html
-from tests.conformance import HOSTILE, META, sample_verdict
+from tests.conformance import HOSTILE, META, large_verdict, sample_verdict
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 VIEWPORT = (1400, 1000)
@@ -265,9 +265,9 @@ def page(tmp_path: Path) -> Iterator[Cdp]:
                 proc.wait(timeout=10)
 
 
-def _open_report(page: Cdp, tmp_path: Path) -> None:
+def _open_report(page: Cdp, tmp_path: Path, verdict: Any = None) -> None:
     report = tmp_path / "report.html"
-    report.write_text(html.render(sample_verdict(), META), encoding="utf-8")
+    report.write_text(html.render(verdict or sample_verdict(), META), encoding="utf-8")
     page.call("Page.navigate", url=report.as_uri())
     page.wait_for(
         "document.readyState === 'complete' && !!document.getElementById('matrix') "
@@ -450,5 +450,49 @@ def test_filters_narrow_the_matrix(page: Cdp, tmp_path: Path) -> None:
     )
     count_is("3 of 3 cells shown")
     assert page.eval(visible_rows) == ["DEMO-USAGE-001"]
+    errors = [e for e in page.events if e["method"] == "Runtime.exceptionThrown"]
+    assert not errors, f"the page threw: {errors}"
+
+
+@pytest.mark.rule("CONFORM-REPORT-SIZE-001", "CONFORM-REPORT-HTML-001")
+def test_every_def_column_of_100_defs_is_in_view_at_1400_px(
+    page: Cdp, tmp_path: Path, record_property: Any
+) -> None:
+    _open_report(page, tmp_path, large_verdict(100))
+    assert page.eval("document.querySelectorAll('#matrix thead th.def').length") == 100
+    assert page.eval("document.documentElement.scrollWidth") <= VIEWPORT[0]
+    assert page.eval(
+        "(() => { const w = document.getElementById('wrap');"
+        "return w.scrollWidth <= w.clientWidth; })()"
+    )
+    cut = page.eval(
+        "(() => { const w = document.getElementById('wrap'); const box = w.getBoundingClientRect();"
+        "const right = box.left + w.clientLeft + w.clientWidth;"
+        "return Array.from(document.querySelectorAll('#matrix thead th.def'))"
+        ".filter(th => th.getBoundingClientRect().right > right + 0.5)"
+        ".map(th => th.dataset.def); })()"
+    )
+    assert cut == []
+    # Hovering a cell shows its verdict and reason (set from the page's data).
+    page.eval(
+        "document.querySelector('#matrix td.d-fail button')"
+        ".dispatchEvent(new MouseEvent('mouseover', {bubbles: true}))"
+    )
+    title = page.eval("document.querySelector('#matrix td.d-fail button').title")
+    assert title.startswith("FAIL: ") and " broken in agent-000" in title
+    # The def filter hides the bands without that def.
+    page.eval(
+        "(() => { const s = document.getElementById('f-def'); s.value = 'agent-050';"
+        "s.dispatchEvent(new Event('change')); })()"
+    )
+    shown = page.eval(
+        "Array.from(document.querySelectorAll('#matrix table.matrix'))"
+        ".filter(t => getComputedStyle(t).display !== 'none').length"
+    )
+    assert shown == 1
+    shot = tmp_path / "report-100-defs.png"
+    png = page.call("Page.captureScreenshot", format="png")["data"]
+    shot.write_bytes(base64.b64decode(png))
+    record_property("screenshot", str(shot))
     errors = [e for e in page.events if e["method"] == "Runtime.exceptionThrown"]
     assert not errors, f"the page threw: {errors}"
