@@ -41,8 +41,17 @@ before model discovery: ``--models`` is absent from the help text and rejected a
 Scenario faults (``fake_clis/scenario.py``): ``malformed`` writes the first half of a real
 frame as a line, ``foreign`` a text frame of another request id, ``oversize`` one text frame
 padded to exactly ``bytes`` bytes, ``crash`` with ``mid_line`` half a frame without newline,
-``api_error`` a ``result: failed`` with ``error{code, message}``. Tool names (``write_file``,
-``bash``) are the fake's own: the reference records the frame shapes, not Harness tool names.
+``api_error`` a ``result: failed`` with ``error{code, message}``.
+
+What the real runtime under the shipped bundle was seen to do (dsh 0.2.1-rc.2, the live
+recordings in ``recordings/real/deepseek-harness/``), and the fake does too: session ids are
+``session-<uuid>``; the bundle projects committed messages, so a message's thinking and text
+arrive whole, one frame per block, when the message ends (at a tool call, a cancel or the end
+of the turn), never chunk by chunk; the tools are ``write`` (``file_path``, ``content``; its
+result names the absolute path) and ``bash`` (``command``, ``description``); usage is one
+frame summed over the turn, just before the result, with both cache counts; the result's
+``output`` is the last message's text; a provider error's code is the runtime's class of the
+HTTP status (:data:`API_ERROR_CODES`).
 """
 
 from __future__ import annotations
@@ -86,27 +95,35 @@ PACKAGE = "@open-design/dsh-runtime"
 COMPATIBILITY_GENERATION = "od-dsh.1"
 PROVIDER = "deepseek-official"
 #: ``--models`` catalog (seed 000 §5.12: "Each model may expose its own reasoning-effort choices").
+#: The catalog the real runtime's open-design profile advertises (dsh 0.2.1-rc.2).
+_EFFORTS = (
+    {"id": "off", "name": "Off"},
+    {"id": "low", "name": "Low"},
+    {"id": "high", "name": "High", "default": True},
+    {"id": "max", "name": "Max"},
+)
 MODELS: tuple[dict[str, Any], ...] = (
     {
         "provider": PROVIDER,
         "provider_name": "DeepSeek",
-        "id": "deepseek-chat",
-        "name": "DeepSeek Chat",
+        "id": "deepseek-flash",
+        "name": "DeepSeek-V4.1-Flash",
+        "reasoning_options": [dict(e) for e in _EFFORTS],
     },
     {
         "provider": PROVIDER,
         "provider_name": "DeepSeek",
-        "id": "deepseek-reasoner",
-        "name": "DeepSeek Reasoner",
-        "reasoning_options": [
-            {"id": "low", "name": "Low"},
-            {"id": "medium", "name": "Medium", "default": True},
-            {"id": "high", "name": "High"},
-        ],
+        "id": "deepseek-v4-pro",
+        "name": "DeepSeek-V4-Pro",
+        "reasoning_options": [dict(e) for e in _EFFORTS],
     },
 )
-#: seed 001 §12 "Phase one may use one tested default DeepSeek model".
-DEFAULT_MODEL = "deepseek-chat"
+#: seed 001 §12 "Phase one may use one tested default DeepSeek model": the runtime's default.
+DEFAULT_MODEL = "deepseek-flash"
+#: The runtime's error code for a provider answer's HTTP status (others keep the step's code).
+API_ERROR_CODES = {400: "INVALID_REQUEST", 401: "AUTH"}
+#: ... and for any 5xx.
+SERVER_ERROR_CODE = "SERVER"
 _CAPABILITIES = {"session_resume": True, "session_cancel": True, "structured_events": True}
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _ABSOLUTE = re.compile(r"^(?:/|[A-Za-z]:[\\/]|\\\\)")
@@ -392,6 +409,11 @@ class _StdioRun:
         self.model = DEFAULT_MODEL
         self.turns: list[dict[str, Any]] = []
         self.replies: list[str] = []
+        #: The open message's thinking and text frames, written when it ends.
+        self.message: list[dict[str, Any]] = []
+        #: The text of the last ended message that had any (the result's ``output``).
+        self.last_text = ""
+        self.usage: dict[str, int] | None = None
         self.tools = 0
 
     # -- stdin ------------------------------------------------------------------------------
@@ -593,7 +615,7 @@ class _StdioRun:
             self.session_id = str(resume)
             self.turns = [t for t in turns if isinstance(t, dict)]
         else:
-            self.session_id = ids.uuid4()
+            self.session_id = f"session-{ids.uuid4()}"
         run.record["resumed"] = resume is not None
         run.record["prior_turns"] = len(self.turns)
         run.record["session_id"] = self.session_id
@@ -609,17 +631,20 @@ class _StdioRun:
         except _Cancelled:
             # seed 001 §10 step 2: the run ends with result: cancelled; the session survives.
             run.record["cancelled"] = True
+            self._end_message()
             self._save()
+            self._write_usage()
             self._result("cancelled", stop_reason="cancelled")
             run.linger_if_asked()
             return 0
         if code is not None:
             return code
         self._save()
-        fields: dict[str, Any] = {"stop_reason": self.run.scenario.stop_reason}
-        output = "".join(self.replies)
-        if output:
-            fields["output"] = output
+        self._write_usage()
+        fields: dict[str, Any] = {}
+        if self.last_text:
+            fields["output"] = self.last_text
+        fields["stop_reason"] = self.run.scenario.stop_reason
         self._result("completed", **fields)
         run.linger_if_asked()
         return run.scenario.exit_code
@@ -629,25 +654,39 @@ class _StdioRun:
         self.run.save_session(self.session_id, self.turns)
         self.run.record["turns"] = len(self.turns)
 
+    def _end_message(self) -> None:
+        """Write the open message's frames, as the bundle does once a message is committed."""
+        text = "".join(str(f["content"]) for f in self.message if f["type"] == "text")
+        for frame in self.message:
+            self._frame(frame)
+        self.message = []
+        if text:
+            self.last_text = text
+
     def _steps(self) -> int | None:
         for step in self.run.scenario.steps:
             self._poll()
             kind = step.kind
+            if kind not in ("text", "thinking", "sleep", "hang", "usage"):
+                self._end_message()
             if kind == "text":
-                for piece in step.chunks:
-                    self._frame({"type": "text", "content": piece})
-                    self.replies.append(piece)
+                text = "".join(step.chunks)
+                self.replies.append(text)
+                if text:
+                    self.message.append({"type": "text", "content": text})
             elif kind == "thinking":
-                for piece in step.chunks or [""]:
-                    self._frame({"type": "thinking", "content": piece})
+                thought = "".join(step.chunks)
+                if thought:
+                    self.message.append({"type": "thinking", "content": thought})
             elif kind == "tool":
                 self._tool(step)
             elif kind == "usage":
                 self._usage(step)
             elif kind == "api_error":
                 self._save()
-                code = str(step.get("code") or "PROVIDER_ERROR")
-                self._result("failed", error={"code": code, "message": str(step.get("message"))})
+                self._write_usage()
+                error = {"code": _api_error_code(step), "message": str(step.get("message"))}
+                self._result("failed", stop_reason="error", error=error)
                 self.run.linger_if_asked()
                 return self.run.scenario.exit_code
             elif kind == "sleep":
@@ -672,6 +711,7 @@ class _StdioRun:
             else:
                 self.run.run_common_step(step)
         self._poll()
+        self._end_message()
         return None
 
     def _scoped(self, kind: str, content: str) -> dict[str, Any]:
@@ -689,14 +729,15 @@ class _StdioRun:
         kind = step.get("tool")
         failed = bool(step.get("is_error"))
         if kind == "write":
-            name = "write_file"
+            name = "write"
             path = str(step.get("path") or "output.txt")
             content = str(step.get("content", ""))
-            arguments: dict[str, Any] = {"path": path, "content": content}
-            output = str(step.get("output") or f"Wrote {path}")
+            arguments: dict[str, Any] = {"file_path": path, "content": content}
+            output = str(step.get("output", "")) if failed else _written(self.run.cwd / path)
         elif kind == "shell":
             name = "bash"
-            arguments = {"command": str(step.get("command", ""))}
+            command = str(step.get("command", ""))
+            arguments = {"command": command, "description": f"Run {command}"}
             output = str(step.get("output", ""))
         else:
             name = str(step.get("name") or "lookup")
@@ -708,7 +749,7 @@ class _StdioRun:
         )
         if kind == "write" and not failed:
             try:
-                self.run.write_file(str(arguments["path"]), str(arguments["content"]))
+                self.run.write_file(path, content)
             except (ValueError, OSError):
                 # seed 001 §14: the official workspace confinement refuses the write.
                 failed = True
@@ -724,18 +765,37 @@ class _StdioRun:
         )
 
     def _usage(self, step: Step) -> None:
-        frame: dict[str, Any] = {
-            "type": "usage",
-            "provider": PROVIDER,
-            "model": self.model,
-            "input_tokens": int(step.get("input_tokens", 0)),
-            "output_tokens": int(step.get("output_tokens", 0)),
-        }
-        if step.get("cached_read_tokens") is not None:
-            frame["cache_read_tokens"] = int(step.get("cached_read_tokens"))
-        if step.get("cached_write_tokens") is not None:
-            frame["cache_write_tokens"] = int(step.get("cached_write_tokens"))
-        self._frame(frame)
+        """Add a step's counts to the turn's total (written once, before the result)."""
+        total = self.usage or dict.fromkeys(_USAGE_KEYS, 0)
+        for key, wire in _USAGE_KEYS.items():
+            total[key] += int(step.get(wire) or 0)
+        self.usage = total
+
+    def _write_usage(self) -> None:
+        if self.usage is not None:
+            self._frame({"type": "usage", "provider": PROVIDER, "model": self.model, **self.usage})
+
+
+#: usage frame field -> scenario step field.
+_USAGE_KEYS = {
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read_tokens": "cached_read_tokens",
+    "cache_write_tokens": "cached_write_tokens",
+}
+
+
+def _api_error_code(step: Step) -> str:
+    """The runtime's code for the provider's HTTP status, else the step's own code."""
+    status = int(step.get("status") or 0)
+    if status >= 500:
+        return SERVER_ERROR_CODE
+    return API_ERROR_CODES.get(status) or str(step.get("code") or "PROVIDER_ERROR")
+
+
+def _written(path: Path) -> str:
+    """The write tool's result, as the runtime words it."""
+    return f"<path>{path}</path>\n<type>file</type>\n<content>\nCreated file\n</content>"
 
 
 def _raw_lines(fd: int) -> Iterator[bytes | None]:

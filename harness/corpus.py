@@ -349,11 +349,17 @@ def record_scenario(choice: FormatChoice, scenario_name: str) -> list[Recorded]:
         ]
 
 
+#: A cancel case's fallback: this long after the session is known when no text came first
+#: (a CLI that writes a message only once it ends, as the dsh bundle does, shows none).
+CANCEL_AFTER_SESSION_MS = 2000
+
+
 def _run(request: RunRequest, tap: RunRecorder, cancel_after_text_ms: int | None) -> RunResult:
-    """Run ``request`` recorded; cancel it ``cancel_after_text_ms`` after its first text."""
+    """Run ``request`` recorded; cancel it ``cancel_after_text_ms`` after its first text, or
+    :data:`CANCEL_AFTER_SESSION_MS` after its session id, whichever comes first."""
     import asyncio
 
-    from harness.events import Event, TextDelta
+    from harness.events import Event, Status, TextDelta
     from harness.runner import run_agent, run_agent_async
 
     if cancel_after_text_ms is None:
@@ -362,12 +368,15 @@ def _run(request: RunRequest, tap: RunRecorder, cancel_after_text_ms: int | None
     async def main() -> RunResult:
         cancel = asyncio.Event()
         loop = asyncio.get_running_loop()
-        armed: list[bool] = []
+        armed: set[str] = set()
 
         def on_event(event: Event) -> None:
-            if isinstance(event, TextDelta) and event.delta.strip() and not armed:
-                armed.append(True)
+            if isinstance(event, TextDelta) and event.delta.strip() and "text" not in armed:
+                armed.add("text")
                 loop.call_later(cancel_after_text_ms / 1000, cancel.set)
+            elif isinstance(event, Status) and event.session_id and not armed:
+                armed.add("session")
+                loop.call_later(CANCEL_AFTER_SESSION_MS / 1000, cancel.set)
 
         return await run_agent_async(request, on_event=on_event, cancel=cancel, tap=tap)
 

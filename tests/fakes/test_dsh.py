@@ -178,18 +178,24 @@ def test_happy_run_through_the_engine_session(fake: FakeCli) -> None:
     assert [e.delta for e in live.of(ThinkingDelta)] == ["The user wants a page."]
     assert live.text == "I'll create the page.Done: hello.html is ready."
     (use,) = live.of(ToolUse)
-    assert use.id == "call_write_1" and use.name == "write_file"
-    assert use.input == {"path": "hello.html", "content": HTML}
+    assert use.id == "call_write_1" and use.name == "write"
+    assert use.input == {"file_path": "hello.html", "content": HTML}
     (result,) = live.of(ToolResult)
     assert result.tool_use_id == "call_write_1" and not result.is_error
+    assert result.content == f"<path>{fake.cwd / 'hello.html'}</path>\n<type>file</type>\n" + (
+        "<content>\nCreated file\n</content>"
+    )
     (usage,) = live.of(Usage)
-    assert usage.provider == "deepseek-official" and usage.model == "deepseek-chat"
+    assert usage.provider == "deepseek-official" and usage.model == "deepseek-flash"
     assert usage.usage is not None and usage.usage["total_tokens"] == 165
     assert (fake.cwd / "hello.html").read_text(encoding="utf-8") == HTML
     frames = assert_generation_1(live.stdout, "run-1")
     assert [f["type"] for f in frames][:2] == ["ready", "session"]
     assert frames[-1]["type"] == "result" and frames[-1]["status"] == "completed"
     assert frames[-1]["session_id"] == status[0].session_id
+    assert status[0].session_id.startswith("session-")
+    # The result's output is the last message's text, as the bundle reports it.
+    assert frames[-1]["output"] == "Done: hello.html is ready."
     assert live.record["prompt"] == "Create hello.html"
     assert live.record["prompt_via"] == "execute"
     assert live.record["stdin_frames"][0]["type"] == "execute"
@@ -216,7 +222,9 @@ def test_every_frame_is_generation_1(fake: FakeCli, scenario: str) -> None:
 
 @pytest.mark.rule("FAKE-DSH-STEPS-001")
 def test_each_step_kind_in_its_frames(fake: FakeCli) -> None:
-    """One frame per chunk; shell/other tools with is_error; usage with cache counts."""
+    """A message's thinking and text arrive whole, one frame per step, once the message
+    ends (at the tool call); shell/other tools with is_error; usage summed, with both cache
+    counts, just before the result."""
     scenario = write_scenario(
         fake,
         "steps",
@@ -240,21 +248,20 @@ def test_each_step_kind_in_its_frames(fake: FakeCli) -> None:
                 "output": "found",
             },
             {"kind": "usage", "input_tokens": 7, "output_tokens": 3, "cached_read_tokens": 2},
+            {"kind": "text", "text": "end"},
+            {"kind": "usage", "input_tokens": 1, "output_tokens": 1},
         ],
     )
     result = run_stdio(fake, execute_line(fake.cwd), scenario)
     frames = assert_generation_1(result.stdout, "req-1")
     body = [(f["type"], f.get("content")) for f in frames if f["type"] in ("thinking", "text")]
-    assert body == [
-        ("thinking", "a"),
-        ("thinking", "b"),
-        ("text", "x"),
-        ("text", "y"),
-        ("text", "z"),
-    ]
+    assert body == [("thinking", "ab"), ("text", "xyz"), ("text", "end")]
+    kinds = [f["type"] for f in frames]
+    assert kinds.index("text") < kinds.index("tool_call")
+    assert kinds[-2:] == ["usage", "result"]
     calls = [f for f in frames if f["type"] == "tool_call"]
     assert [(c["call_id"], c["name"], json.loads(c["arguments"])) for c in calls] == [
-        ("sh1", "bash", {"command": "false"}),
+        ("sh1", "bash", {"command": "false", "description": "Run false"}),
         ("o1", "web_search", {"q": "dsh"}),
     ]
     results = [f for f in frames if f["type"] == "tool_result"]
@@ -263,20 +270,23 @@ def test_each_step_kind_in_its_frames(fake: FakeCli) -> None:
         ("o1", "found", False),
     ]
     (usage,) = [f for f in frames if f["type"] == "usage"]
-    assert usage["input_tokens"] == 7 and usage["cache_read_tokens"] == 2
-    assert "cache_write_tokens" not in usage
+    assert (usage["input_tokens"], usage["output_tokens"]) == (8, 4)
+    assert (usage["cache_read_tokens"], usage["cache_write_tokens"]) == (2, 0)
+    assert frames[-1]["output"] == "end"
 
 
 @pytest.mark.rule("FAKE-DSH-STEPS-001")
 def test_api_error_is_a_failed_result(fake: FakeCli) -> None:
-    """seed 001 §9 "result: failed → structured run failure", exit 1 (the scenario's code)."""
+    """seed 001 §9 "result: failed → structured run failure", exit 1; the code is the
+    runtime's class of the HTTP status (a 500 is ``SERVER``)."""
     live = drive(fake, scenario="api_error")
     assert live.finished is not None and live.finished.status is RunStatus.FAILED
-    assert live.finished.error is not None and live.finished.error.code == "api_error"
+    assert live.finished.error is not None and live.finished.error.code == "SERVER"
     assert "Internal server error" in live.finished.error.message
     assert live.code == 1
     frames = assert_generation_1(live.stdout, "run-1")
-    assert frames[-1]["error"] == {"code": "api_error", "message": "Internal server error"}
+    assert frames[-1]["error"] == {"code": "SERVER", "message": "Internal server error"}
+    assert frames[-1]["stop_reason"] == "error"
 
 
 @pytest.mark.rule("FAKE-DSH-STEPS-001")
@@ -299,7 +309,7 @@ def test_common_steps_run_inside_the_stdio_run(fake: FakeCli) -> None:
     try:
         proc.stdin.write(execute_line(fake.cwd))
         proc.stdin.flush()
-        pump.until(b"Spawned.", timeout=15)
+        pump.until(b'"type":"session"', timeout=15)
         give_up = time.monotonic() + 10
         family = psutil.Process(proc.pid).children(recursive=True)
         while len(family) < 2 and time.monotonic() < give_up:
@@ -451,12 +461,17 @@ def test_unknown_or_corrupt_resume_is_rejected(fake: FakeCli, damage: str) -> No
 @pytest.mark.rule("FAKE-DSH-CANCEL-001")
 def test_cancel_ends_a_hung_run_with_result_cancelled(fake: FakeCli) -> None:
     live = drive(
-        fake, scenario="hang", cancel_when=lambda ev: any(isinstance(e, TextDelta) for e in ev)
+        fake,
+        scenario="hang",
+        cancel_when=lambda ev: any(isinstance(e, Status) and e.session_id for e in ev),
     )
     assert live.finished == Finished(RunStatus.CANCELLED)
     assert live.code == 0
     frames = assert_generation_1(live.stdout, "run-1")
     assert frames[-1]["type"] == "result" and frames[-1]["status"] == "cancelled"
+    # The message a cancel interrupts is committed with whatever text it already had.
+    assert [f["type"] for f in frames if f["type"] != "text"] == ["ready", "session", "result"]
+    assert {f["content"] for f in frames if f["type"] == "text"} <= {"Thinking about it..."}
     assert live.session.session_id == frames[-1]["session_id"]
     assert live.record["cancelled"] is True
     assert live.record["stdin_frames"][-1] == {"v": 1, "type": "cancel", "request_id": "run-1"}
@@ -502,16 +517,16 @@ def test_model_and_effort_travel_in_execute(fake: FakeCli) -> None:
     request = SessionRequest(
         prompt=secret,
         cwd=str(fake.cwd),
-        model="deepseek-official/deepseek-reasoner",
+        model="deepseek-official/deepseek-v4-pro",
         reasoning="high",
     )
     live = drive(fake, request, scenario="text")
     assert live.finished == Finished(RunStatus.COMPLETED)
-    assert live.record["model"] == {"provider": "deepseek-official", "id": "deepseek-reasoner"}
+    assert live.record["model"] == {"provider": "deepseek-official", "id": "deepseek-v4-pro"}
     assert live.record["reasoning_effort"] == "high"
     assert live.record["prompt"] == secret
     (usage,) = live.of(Usage)
-    assert usage.model == "deepseek-reasoner"
+    assert usage.model == "deepseek-v4-pro"
     # seed 001 §6/§14: bounded stderr never holds the prompt.
     assert live.stderr and secret not in live.stderr and "pricing" not in live.stderr
 
@@ -546,7 +561,7 @@ def test_a_second_execute_is_refused_under_its_own_request_id(fake: FakeCli) -> 
     ("model", "reasoning", "code"),
     [
         ("deepseek-official/no-such-model", None, "UNKNOWN_MODEL"),
-        ("deepseek-official/deepseek-chat", "high", "UNSUPPORTED_REASONING_EFFORT"),
+        ("deepseek-official/deepseek-flash", "medium", "UNSUPPORTED_REASONING_EFFORT"),
     ],
 )
 def test_models_outside_the_catalog_are_refused(
@@ -600,7 +615,7 @@ def _def_argvs() -> list[list[str]]:
     options = [
         BuildOptions(capabilities=c, model=m, reasoning=r)
         for c in caps
-        for m, r in ((None, None), ("deepseek-official/deepseek-reasoner", "high"))
+        for m, r in ((None, None), ("deepseek-official/deepseek-v4-pro", "high"))
     ]
     return [DEF.build_args("p", [], ["/x"], o, ctx) for o in options for ctx in contexts]
 
@@ -668,8 +683,8 @@ def test_probe_and_models_are_what_the_def_parses(fake: FakeCli) -> None:
     assert parsed is not None
     assert [m.id for m in parsed] == [
         "default",
-        "deepseek-official/deepseek-chat",
-        "deepseek-official/deepseek-reasoner",
+        "deepseek-official/deepseek-flash",
+        "deepseek-official/deepseek-v4-pro",
     ]
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
-from harness.events import Event, TextDelta
+from harness.events import Event, Status, TextDelta
 from harness.fakes_install import install_fakes
 from harness.launch import path_env_key
 from harness.runner import RunRequest, RunResult, run_agent_async
@@ -131,3 +131,15 @@ def run_all(requests: Sequence[RunRequest]) -> list[RunResult]:
 
 def text_of(events: Sequence[Event]) -> str:
     return "".join(e.delta for e in events if isinstance(e, TextDelta))
+
+
+#: Fakes whose text comes only when a message ends, as the real dsh bundle writes committed
+#: messages: a test that cancels mid-turn aims at the run once its session is known.
+WHOLE_MESSAGES = frozenset({"deepseek-harness"})
+
+
+def turn_started(event: Event, agent: str) -> bool:
+    """True for the event that shows ``agent``'s turn is under way (a cancel can land)."""
+    if agent in WHOLE_MESSAGES:
+        return isinstance(event, Status) and bool(event.session_id)
+    return isinstance(event, TextDelta) and bool(event.delta.strip())

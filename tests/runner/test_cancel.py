@@ -23,13 +23,14 @@ import pytest
 from harness.events import Event, TextDelta
 from harness.protocols.dsh import DEFAULT_TERMINATE_GRACE_MS
 from harness.runner import RunOutcome, RunResult, run_agent_async
-from tests.runner.conftest import FakeWorld, text_of
+from tests.runner.conftest import FakeWorld, text_of, turn_started
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and groups")
 
 
 def cancel_on_text(request: object, *, delay: float = 0.0) -> tuple[RunResult, float]:
-    """Run ``request``; set cancel ``delay`` s after the first text; return (result, t_cancel)."""
+    """Run ``request``; set cancel ``delay`` s after its turn started (its first text, or its
+    session for a fake that writes whole messages); return (result, t_cancel)."""
     from harness.runner import RunRequest
 
     assert isinstance(request, RunRequest)
@@ -44,7 +45,7 @@ def cancel_on_text(request: object, *, delay: float = 0.0) -> tuple[RunResult, f
             cancel.set()
 
         def on_event(event: Event) -> None:
-            if isinstance(event, TextDelta) and event.delta.strip() and not stamp:
+            if turn_started(event, request.defn.id) and not stamp:
                 if delay:
                     loop.call_later(delay, fire)
                 else:

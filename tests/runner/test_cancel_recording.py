@@ -16,11 +16,11 @@ import time
 
 import pytest
 
-from harness.events import Event, TextDelta
+from harness.events import Event
 from harness.ladder import StepKind
 from harness.record import Direction, Recording, RunRecorder, parse_recording
 from harness.runner import RunOutcome, RunRequest, RunResult, run_agent_async
-from tests.runner.conftest import FakeWorld
+from tests.runner.conftest import FakeWorld, turn_started
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signal names")
 
@@ -32,7 +32,7 @@ LONG_TURN = [
 
 
 def record_cancelled(request: RunRequest, *, delay: float = 0.1) -> tuple[RunResult, Recording]:
-    """Run ``request`` recorded, cancel ``delay`` s after its first text; both results."""
+    """Run ``request`` recorded, cancel ``delay`` s after its turn started; both results."""
     out = io.StringIO()
     recorder = RunRecorder(out, cwd=request.cwd, platform="linux")
 
@@ -42,7 +42,7 @@ def record_cancelled(request: RunRequest, *, delay: float = 0.1) -> tuple[RunRes
         armed: list[float] = []
 
         def on_event(event: Event) -> None:
-            if isinstance(event, TextDelta) and event.delta.strip() and not armed:
+            if turn_started(event, request.defn.id) and not armed:
                 armed.append(time.monotonic())
                 loop.call_later(delay, cancel.set)
 
