@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.streams import create_parser
+from harness.formats import create_parser
 from harness.streams.decoder import LineDecoder
 
 

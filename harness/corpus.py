@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from harness.defs.types import AgentDef
+from harness.formats import is_two_way
 from harness.record import Expectation, RunRecorder, load_recording, parse_recording
 
 if TYPE_CHECKING:
@@ -974,15 +975,9 @@ def planned_scenarios(stream_format: str) -> list[str]:
         if unemulated_steps(agent, scenario):
             continue
         out.append(name)
-    two_way = stream_format in _two_way_formats()
+    two_way = is_two_way(stream_format)
     out.extend(c.name for c in CANCEL_CASES if two_way or not c.two_way_only)
     return out
-
-
-def _two_way_formats() -> frozenset[str]:
-    from harness.streams import TWO_WAY_FORMATS
-
-    return frozenset(TWO_WAY_FORMATS)
 
 
 def _description(name: str) -> tuple[str, set[str]]:

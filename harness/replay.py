@@ -4,7 +4,7 @@
 §Recordings; the recording format is :mod:`harness.record`):
 
 * **One-way formats** feed the recorded stdout to
-  ``harness.streams.create_parser(stream_format, event_parser)``.
+  ``harness.formats.create_parser(stream_format, event_parser)``.
 * **Two-way formats** drive the format's session with
   :func:`harness.capture.driver.replay_capture` (response ids matched, the request
   rebuilt from the recorded stdin by the format's adapter, frames compared after the
@@ -70,6 +70,7 @@ from harness.capture.driver import (
 from harness.defs.types import AgentDef
 from harness.errors import HarnessError
 from harness.events import Error, Event, TextDelta, ThinkingDelta, ToolUse
+from harness.formats import UnknownStreamFormatError, create_parser, is_two_way
 from harness.ladder import Step
 from harness.prompt import is_terminal_turn
 from harness.protocols.base import (
@@ -95,7 +96,6 @@ from harness.record import (
 from harness.replay_budget import BudgetVerdict, budget_verdicts
 from harness.replay_cancel import Canceller, CancelPlan, ladder_problems
 from harness.scrub import restore_bytes
-from harness.streams import TWO_WAY_FORMATS, UnknownStreamFormatError, create_parser
 
 __all__ = [
     "CHUNKING_MODES",
@@ -925,7 +925,7 @@ def replay_recording(
     events = _Events(result, on_event)
     cutter = _cutter(chunking, random.Random(seed))
     pacer = _Pacer((clock or SystemClock()) if timing else None)
-    if header.stream_format in TWO_WAY_FORMATS:
+    if is_two_way(header.stream_format):
         _replay_two_way(source, cutter, pacer, result, events, bytewise=chunking == "1", defn=defn)
     else:
         _replay_one_way(source, cutter, pacer, result, events)

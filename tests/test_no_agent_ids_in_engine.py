@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from harness.defs.registry import BUILTIN_DEFS
-from harness.streams import ONE_WAY_FORMATS, known_dialects
+from harness.formats import known_dialects, one_way_formats
 
 ROOT = Path(__file__).resolve().parent.parent / "harness"
 ENGINE = [
     *sorted((ROOT / "streams").glob("*.py")),
+    *sorted((ROOT / "formats").glob("*.py")),
     *sorted((ROOT / "guards").glob("*.py")),
     *sorted((ROOT / "protocols").glob("*.py")),
     *sorted((ROOT / "mcp").glob("*.py")),
@@ -45,7 +46,7 @@ ENGINE = [
 ]
 DIALECT_TABLE = ROOT / "streams" / "json_events.py"
 AGENT_IDS = {d.id for d in BUILTIN_DEFS}
-DIALECTS = {name for fmt in ONE_WAY_FORMATS for name in known_dialects(fmt)}
+DIALECTS = {name for fmt in one_way_formats() for name in known_dialects(fmt)}
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:

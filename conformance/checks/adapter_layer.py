@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 from conformance.checks import DefSubject, Finding, check, failed, passed, skipped
 from conformance.fakes import fake_for
 from harness.defs.types import AgentDef, McpInjection, ResumeStyle
+from harness.formats import is_two_way
 from harness.mcp.builders import (
     build_acp_mcp_servers,
     build_claude_mcp_json,
@@ -48,7 +49,6 @@ from harness.mcp.inject import ENV_CONTENT_VARS
 from harness.mcp.servers import McpServerConfig, McpTransport
 from harness.runner.types import RunRequest, RunResult
 from harness.sessions import SessionStore, TurnMode
-from harness.streams import TWO_WAY_FORMATS
 
 __all__ = ["AdapterObservations", "observe_adapter_layer"]
 
@@ -699,9 +699,9 @@ def _resume_evidence(
     """
     argv = [str(a) for a in record.get("argv", [])]
     frames = _js(record.get("stdin_frames", [])) + _js(record.get("session_new", []))
-    if stream_format not in TWO_WAY_FORMATS and resume_id not in argv:
+    if not is_two_way(stream_format) and resume_id not in argv:
         return f"argv does not carry the resume id ({style.value} style, one-way stream)"
-    if stream_format in TWO_WAY_FORMATS and resume_id not in argv and resume_id not in frames:
+    if is_two_way(stream_format) and resume_id not in argv and resume_id not in frames:
         return f"no frame or argument carried the resume id ({style.value} style)"
     if style is ResumeStyle.ACP_LOAD:
         methods = [c.get("method") for c in record.get("session_new", [])]

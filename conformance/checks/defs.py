@@ -60,7 +60,7 @@ from harness.defs.types import (
     RuntimeContext,
 )
 from harness.errors import AgentDefError, HarnessError
-from harness.streams import TWO_WAY_FORMATS, UnknownStreamFormatError, validate_stream_format
+from harness.formats import UnknownStreamFormatError, is_two_way, validate_stream_format
 
 __all__ = [
     "NEW_ID",
@@ -928,7 +928,7 @@ def resume_argv_shape(subject: DefSubject) -> Finding:
     capture-style = the CLI mints it; ref §8.1: ACP load, profile stdio and pi sessions resume
     in protocol frames, except ``piRpcResumeViaProcessArgs``)."""
     for name, view in transport_views(subject.defn):
-        two_way = view.stream_format in TWO_WAY_FORMATS
+        two_way = is_two_way(view.stream_format)
         style = view.resume_style
         if view.pi_resume_via_process_args:
             carries = True

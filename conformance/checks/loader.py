@@ -53,12 +53,7 @@ from harness.defs.types import (
     VersionPolicy,
 )
 from harness.errors import HarnessError
-from harness.streams import (
-    ONE_WAY_FORMATS,
-    TWO_WAY_FORMATS,
-    UnknownStreamFormatError,
-    validate_stream_format,
-)
+from harness.formats import UnknownStreamFormatError, format_names, validate_stream_format
 
 __all__ = ["DefFileError", "load_def_file", "validate_def_data"]
 
@@ -147,7 +142,7 @@ def _check_enum(where: str, value: object, enum_type: type[enum.Enum]) -> str | 
 
 
 def _check_format(where: str, stream_format: object, event_parser: object) -> list[str]:
-    known = sorted(set(ONE_WAY_FORMATS) | TWO_WAY_FORMATS)
+    known = sorted(format_names())
     if not isinstance(stream_format, str) or stream_format not in known:
         problem = f"{where}.stream_format: unknown format {stream_format!r}"
         text = stream_format if isinstance(stream_format, str) else ""

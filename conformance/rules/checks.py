@@ -18,16 +18,14 @@ states. Tests: ``tests/conformance_checks/``.
 from __future__ import annotations
 
 from conformance.rules import Rule, Tier
-from harness.streams import ONE_WAY_FORMATS, TWO_WAY_FORMATS
+from harness.formats import jsonl_formats
 
 __all__ = ["RULES", "STRUCTURED_FORMATS"]
 
-#: Every wire format except ``plain``: the formats whose streams can carry structured
+#: Every wire format but the text streams: the formats whose streams can carry structured
 #: usage (seed 000 §12: usage is preserved "when a CLI exposes" it; a plain stream is
 #: text only and OpenDesign "does not invent token or billing data").
-STRUCTURED_FORMATS: tuple[str, ...] = tuple(
-    sorted((set(ONE_WAY_FORMATS) | TWO_WAY_FORMATS) - {"plain"})
-)
+STRUCTURED_FORMATS: tuple[str, ...] = tuple(sorted(jsonl_formats()))
 
 
 def _def(rule_id: str, statement: str, citation: str) -> Rule:

@@ -1,7 +1,7 @@
 """``harness parse``: feed a raw stdout capture through a def's parser and print events.
 
 One-way formats go through the format's stream parser. Two-way formats
-(``harness.streams.TWO_WAY_FORMATS``) are replayed through the format's
+(``harness.formats.two_way_formats``) are replayed through the format's
 session as if the CLI were live (:mod:`harness.capture`):
 
 * stdout: the events (one line each, or one JSON object each with ``--json``);
@@ -105,19 +105,19 @@ def _read_chunks(handle: IO[bytes], path: str, size: int) -> Iterator[bytes]:
 
 
 def cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.streams import TWO_WAY_FORMATS, UnknownStreamFormatError, create_parser
+    from harness.formats import UnknownStreamFormatError, create_parser, two_way_formats
 
     stream_format, dialect, defn = _resolve(args)
     if args.chunk is not None and args.chunk < 1:
         raise HarnessError(f"--chunk must be >= 1, got {args.chunk}")
     frames = getattr(args, "frames", False)
     host_input = getattr(args, "host_input", None)
-    if stream_format in TWO_WAY_FORMATS:
+    if stream_format in two_way_formats():
         return _replay(args, stream_format, defn, out, frames=frames, host_input=host_input)
     if frames or host_input is not None:
         raise HarnessError(
             f"--frames and --host-input apply to two-way formats only "
-            f"({', '.join(sorted(TWO_WAY_FORMATS))}); {stream_format!r} is one-way"
+            f"({', '.join(sorted(two_way_formats()))}); {stream_format!r} is one-way"
         )
     # PARSE-MEMORY-001: fed as read, --chunk bytes (else 64 KiB) at a time; printed as parsed.
     chunks = _chunks(args.file, args.chunk or READ_CHUNK_BYTES)

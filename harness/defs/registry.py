@@ -60,13 +60,14 @@ from harness.defs.trae_cli import AGENT_DEF as _TRAE_CLI
 from harness.defs.types import ID_PATTERN, AgentDef, PromptDelivery
 from harness.defs.vibe import AGENT_DEF as _VIBE
 from harness.errors import AgentDefError, DuplicateAgentError, LocalProfileError, UnknownAgentError
-from harness.guards.budget_generations import budgets_for
-from harness.streams import (
-    ONE_WAY_FORMATS,
-    TWO_WAY_FORMATS,
+from harness.formats import (
     UnknownStreamFormatError,
+    find_format,
+    format_names,
+    target_module,
     validate_stream_format,
 )
+from harness.guards.budget_generations import budgets_for
 
 __all__ = [
     "BUILTIN_DEFS",
@@ -125,16 +126,17 @@ def dialect_check_skipped() -> dict[str, str]:
 
 def _check_stream_format(defn: AgentDef) -> None:
     fmt = defn.stream_format
-    if fmt not in ONE_WAY_FORMATS and fmt not in TWO_WAY_FORMATS:
-        known = sorted(set(ONE_WAY_FORMATS) | TWO_WAY_FORMATS)
+    spec = find_format(fmt)
+    if spec is None:
+        known = sorted(format_names())
         raise AgentDefError(
             defn.id,
             "stream_format",
             f"unknown stream format {fmt!r}; known: {known}",
             rule="DEF-FORMAT-001",
         )
-    if fmt in ONE_WAY_FORMATS:
-        module_name = ONE_WAY_FORMATS[fmt].partition(":")[0]
+    if spec.parser is not None:
+        module_name = target_module(spec.parser)
         try:
             importlib.import_module(module_name)
         except Exception as exc:

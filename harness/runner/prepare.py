@@ -41,6 +41,7 @@ from harness.defs.transport import select_transport
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
 from harness.detect import ProbeRunner, capabilities_for_run
 from harness.errors import HarnessError, PromptTooLargeError
+from harness.formats import UnknownStreamFormatError, create_parser, is_two_way
 from harness.guards.budget import check_prompt_budget
 from harness.guards.command_line import check_windows_command_line
 from harness.launch import RealFileSystem, Resolution, launch_env, resolve_executable
@@ -67,7 +68,7 @@ from harness.skills import (
     context_skill_dirs,
     stage_skill,
 )
-from harness.streams import TWO_WAY_FORMATS, StreamParser, UnknownStreamFormatError, create_parser
+from harness.streams import StreamParser
 
 __all__ = [
     "SKILL_PROMPT_SEPARATOR",
@@ -243,7 +244,7 @@ def prepare(
     """
     try:
         defn = select_transport(req.defn, base_env, req.transport)
-        if defn.stream_format not in TWO_WAY_FORMATS:
+        if not is_two_way(defn.stream_format):
             create_parser(defn.stream_format, defn.event_parser)
     except (HarnessError, UnknownStreamFormatError) as exc:
         return Refusal(RunErrorCode.DEF_INVALID, str(exc), "RUN-SPAWN-001", "runner")
@@ -344,7 +345,7 @@ def _finish_prepare(
     defn = prepared.defn
     prepared.request = req
     prepared.adapter = adapter
-    if defn.stream_format in TWO_WAY_FORMATS:
+    if is_two_way(defn.stream_format):
         refused = _start_session(
             prepared, req, cwd=cwd, platform=platform, home=home, now_ms=now_ms()
         )

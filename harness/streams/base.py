@@ -23,7 +23,12 @@ from harness.streams.decoder import (
     vet_json,
 )
 
-__all__ = ["JsonlStreamParser", "StreamParser", "js_trim"]
+__all__ = ["JsonlStreamParser", "StreamParser", "UnknownStreamFormatError", "js_trim"]
+
+
+class UnknownStreamFormatError(ValueError):
+    """A def names a stream format or dialect the engine has no parser for."""
+
 
 #: Characters JavaScript's ``String.prototype.trim`` removes that matter on the wire.
 _TRIM = (

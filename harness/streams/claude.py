@@ -665,7 +665,7 @@ class ClaudeStreamParser(JsonlStreamParser):
 
 
 def create(dialect: str | None) -> ClaudeStreamParser:
-    """The factory :func:`harness.streams.create_parser` calls; the format has no dialects."""
+    """The factory :func:`harness.formats.create_parser` calls; the format has no dialects."""
     if dialect is not None:
         raise UnknownStreamFormatError(
             f"stream format {FORMAT!r} has no event-parser dialects, got {dialect!r}"

@@ -307,7 +307,7 @@ def _js_double(value: int) -> str:
 
 
 def create(dialect: str | None) -> CopilotStreamParser:
-    """Factory for :func:`harness.streams.create_parser`.
+    """Factory for :func:`harness.formats.create_parser`.
 
     ``copilot-stream-json`` has a single dialect, so a def names no ``event_parser``
     (upstream ignores ``eventParser`` for this format); any other value is a

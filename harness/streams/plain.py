@@ -230,7 +230,7 @@ def _artifact_event(artifact: ExtractedArtifact) -> Artifact:
 
 
 def create(dialect: str | None) -> PlainStreamParser:
-    """Factory for :func:`harness.streams.create_parser`.
+    """Factory for :func:`harness.formats.create_parser`.
 
     ``plain`` has a single dialect, so a def names no ``event_parser``
     (upstream ignores ``eventParser`` for this format); any other value is a

@@ -193,7 +193,7 @@ def _result_error_message(obj: dict[str, Any]) -> str:
 
 
 def create(dialect: str | None) -> QoderStreamParser:
-    """Factory for :func:`harness.streams.create_parser`.
+    """Factory for :func:`harness.formats.create_parser`.
 
     ``qoder-stream-json`` has a single dialect, so a def names no ``event_parser``
     (upstream ignores ``eventParser`` for this format); any other value is a

@@ -42,8 +42,8 @@ from harness.capture.driver import (
 )
 from harness.defs.registry import BUILTIN_DEFS
 from harness.errors import HarnessError
+from harness.formats import two_way_formats
 from harness.protocols.base import SessionRequest
-from harness.streams import TWO_WAY_FORMATS
 
 DATA = Path(__file__).parent / "data"
 
@@ -65,7 +65,7 @@ def _host(name: str) -> list[Any]:
 
 
 def test_there_is_one_adapter_per_two_way_format() -> None:
-    assert set(ADAPTERS) == set(TWO_WAY_FORMATS)
+    assert set(ADAPTERS) == set(two_way_formats())
     for stream_format, adapter in ADAPTERS.items():
         assert adapter.stream_format == stream_format
         assert adapter_for(stream_format) is adapter

@@ -29,7 +29,7 @@ from harness.defs.registry import (
 )
 from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeContext
 from harness.errors import AgentDefError, DuplicateAgentError, UnknownAgentError
-from harness.streams import ONE_WAY_FORMATS, TWO_WAY_FORMATS
+from harness.formats import FORMATS, FormatSpec, format_names
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -243,7 +243,7 @@ def test_blank_name_or_bin_is_refused(field: str) -> None:
 @pytest.mark.parametrize("defn", BUILTIN_DEFS, ids=lambda d: d.id)
 def test_every_builtin_is_valid(defn: AgentDef) -> None:
     validate_def(defn)
-    assert defn.stream_format in set(ONE_WAY_FORMATS) | TWO_WAY_FORMATS
+    assert defn.stream_format in format_names()
 
 
 @pytest.mark.rule("DEF-BUDGET-001")
@@ -298,9 +298,14 @@ def test_unknown_stream_format_is_refused() -> None:
 DIALECTS = frozenset({"alpha", "beta"})
 
 
+def _register(monkeypatch: pytest.MonkeyPatch, name: str, parser: str) -> None:
+    """Add a one-way format to the format registry for one test."""
+    monkeypatch.setitem(FORMATS, name, FormatSpec(name=name, parser=parser))
+
+
 @pytest.mark.rule("DEF-FORMAT-001")
 def test_unknown_dialect_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(ONE_WAY_FORMATS, "synthetic-stream", f"{__name__}:make_def")
+    _register(monkeypatch, "synthetic-stream", f"{__name__}:make_def")
     validate_def(make_def(stream_format="synthetic-stream", event_parser="alpha"))
     with pytest.raises(AgentDefError) as info:
         validate_def(make_def(stream_format="synthetic-stream", event_parser="gamma"))
@@ -314,13 +319,11 @@ def test_unknown_dialect_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_missing_parser_module_skips_only_the_dialect_check(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(
-        ONE_WAY_FORMATS, "future-stream", "harness.streams.not_written_yet_xyz:create"
-    )
+    _register(monkeypatch, "future-stream", "harness.streams.not_written_yet_xyz:create")
     validate_def(make_def(stream_format="future-stream", event_parser="anything"))
     skipped = dialect_check_skipped()
     assert "harness.streams.not_written_yet_xyz" in skipped["future-stream"]
-    monkeypatch.setitem(ONE_WAY_FORMATS, "future-stream", f"{__name__}:make_def")
+    _register(monkeypatch, "future-stream", f"{__name__}:make_def")
     validate_def(make_def(stream_format="future-stream", event_parser="beta"))
     assert "future-stream" not in dialect_check_skipped()
 
@@ -331,7 +334,7 @@ def test_broken_parser_module_skips_only_the_dialect_check(
 ) -> None:
     (tmp_path / "half_written_parser_xyz.py").write_text("raise RuntimeError('half-written')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(ONE_WAY_FORMATS, "broken-stream", "half_written_parser_xyz:create")
+    _register(monkeypatch, "broken-stream", "half_written_parser_xyz:create")
     validate_def(make_def(stream_format="broken-stream", event_parser=None))
     assert dialect_check_skipped()["broken-stream"] == "RuntimeError: half-written"
 

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pytest
 
 from harness.events import Event, TextDelta
-from harness.streams import create_parser
+from harness.formats import create_parser
 from tests.support.env import inherited_env
 
 E = TypeVar("E")

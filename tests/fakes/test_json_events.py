@@ -47,9 +47,9 @@ from fake_clis.scenario import parse_scenario
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
 from harness.detect import AuthStatus, classify_auth, probe_agent
+from harness.formats import create_parser
 from harness.launch import RealFileSystem
 from harness.run import ProbeResult
-from harness.streams import create_parser
 from tests.helpers import as_json
 from tests.support.processes import kill_tree
 

@@ -4,9 +4,9 @@ What it drives, discovered from the registries (a new format is covered without
 an edit here):
 
 * every one-way parser: each ``stream_format`` of
-  :data:`harness.streams.ONE_WAY_FORMATS` in each of its dialects
-  (:func:`harness.streams.known_dialects`), fed directly;
-* every two-way session: each format of :data:`harness.streams.TWO_WAY_FORMATS`,
+  :func:`harness.formats.one_way_formats` in each of its dialects
+  (:func:`harness.formats.known_dialects`), fed directly;
+* every two-way session: each format of :func:`harness.formats.two_way_formats`,
   built by its capture adapter (:func:`harness.capture.adapter_for`), fed
   directly (``start`` / ``receive`` / ``tick`` / ``cancel`` / ``end_of_output``)
   and through the capture replay (:func:`harness.capture.replay`, with the
@@ -60,6 +60,7 @@ from harness.capture import adapter_for
 from harness.capture import replay as capture_replay
 from harness.errors import HarnessError
 from harness.events import Event, event_json_line
+from harness.formats import create_parser, known_dialects, one_way_formats, two_way_formats
 from harness.protocols.base import Actions, TwoWaySession
 from harness.record import (
     Chunk,
@@ -71,7 +72,6 @@ from harness.record import (
 )
 from harness.render import format_event
 from harness.replay import replay_recording
-from harness.streams import ONE_WAY_FORMATS, TWO_WAY_FORMATS, create_parser, known_dialects
 from harness.streams.decoder import loads_json
 
 __all__ = [
@@ -149,7 +149,7 @@ def _seeds(stream_format: str, dialect: str | None) -> tuple[Recording, ...]:
 
 def one_way_targets() -> list[Target]:
     targets: list[Target] = []
-    for stream_format in sorted(ONE_WAY_FORMATS):
+    for stream_format in sorted(one_way_formats()):
         dialects: list[str | None] = [*sorted(known_dialects(stream_format))] or [None]
         for dialect in dialects:
             targets.append(Target(stream_format, dialect, _seeds(stream_format, dialect)))
@@ -157,7 +157,7 @@ def one_way_targets() -> list[Target]:
 
 
 def two_way_targets() -> list[Target]:
-    return [Target(f, None, _seeds(f, None)) for f in sorted(TWO_WAY_FORMATS)]
+    return [Target(f, None, _seeds(f, None)) for f in sorted(two_way_formats())]
 
 
 # -- mutations ----------------------------------------------------------------------------

@@ -17,10 +17,10 @@ import pytest
 
 from harness.capture import adapter_for, replay
 from harness.events import Event, event_json_line
+from harness.formats import create_parser
 from harness.protocols.base import RunStatus
 from harness.record import Direction, load_recording
 from harness.render import format_event
-from harness.streams import create_parser
 from harness.streams.decoder import loads_json
 from tests.fuzz.hostile import RECORDINGS, one_way_targets
 

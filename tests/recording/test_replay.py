@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from harness.errors import HarnessError
 from harness.events import Event
+from harness.formats import create_parser
 from harness.protocols.base import RunStatus
 from harness.record import (
     Expectation,
@@ -28,7 +29,6 @@ from harness.record import (
     restore_paths,
 )
 from harness.replay import CHUNKING_MODES, REPLAY_PATHS, replay_recording
-from harness.streams import create_parser
 
 DATA = Path(__file__).parent / "data"
 

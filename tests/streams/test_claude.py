@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.streams import UnknownStreamFormatError, create_parser
+from harness.formats import UnknownStreamFormatError, create_parser
 from harness.streams.claude import ClaudeStreamParser, create
 from tests.helpers import as_json, assert_chunking_invariant, cut_points, jsonl, run_chunked
 

@@ -25,8 +25,8 @@ from harness.events import (
     ToolUse,
     Usage,
 )
+from harness.formats import UnknownStreamFormatError, create_parser
 from harness.schemas import load_schema
-from harness.streams import UnknownStreamFormatError, create_parser
 from harness.streams.copilot import (
     CopilotStreamParser,
     create,

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.events import Raw
-from harness.streams import create_parser, known_dialects, validate_stream_format
+from harness.formats import create_parser, known_dialects, validate_stream_format
 from harness.streams._jsonev import (
     extract_error_message,
     safe_parse_json,

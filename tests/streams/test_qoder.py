@@ -25,8 +25,8 @@ from harness.events import (
     ThinkingStart,
     Usage,
 )
+from harness.formats import UnknownStreamFormatError, create_parser
 from harness.schemas import load_schema
-from harness.streams import UnknownStreamFormatError, create_parser
 from harness.streams.qoder import QoderStreamParser, create
 from tests.helpers import as_json, assert_chunking_invariant, cut_points, jsonl, run_whole
 from tests.support.examples import fuzz_sized

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from harness.defs.types import AgentDef
 from harness.events import Event, Status, Usage
+from harness.formats import create_parser
 from harness.prompt import should_close_stdin, stream_json_user_message
 from harness.protocols.base import (
     Actions,
@@ -29,7 +30,6 @@ from harness.protocols.base import (
     SetDeadline,
     TwoWaySession,
 )
-from harness.streams import create_parser
 from tests.support.processes import StdoutPump, kill_tree
 
 __all__ = [
