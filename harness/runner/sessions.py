@@ -1,21 +1,11 @@
 """Building the two-way session for a run: which class, which options, which request.
 
-Keyed by stream format only (design principle 2): every difference between agents
-arrives through the def's fields (``from_def`` where a session has one), the run request,
-and the platform. Nothing here spawns; :mod:`harness.runner.engine` does.
-
-Per format (notes from the session engineers, and the seeds they cite):
-
-* ``acp-json-rpc``: ``AcpSession.from_def(defn)`` (ACP-DEF-001), cancel grace as asked.
-* ``pi-rpc``: images become ``ImageCandidate`` facts gathered here (realpath, stat, read;
-  any error -> ``None``) and are filtered by ``select_images`` against the resolved
-  upload root (seed 000 §5.10 "Images"); a def that resumes through argv
-  (``pi_resume_via_process_args``, ref §8.1) does not also get the resume id in the
-  session; the session dir is ``pi_session_dir`` relative to cwd or ``~``-expanded.
-* ``dsh-profile-jsonl``: cancel grace as asked (seed 001 §10 step 2).
-* ``codex-app-server``: ``extra`` carries the sandbox (``danger-full-access`` where
-  ``codex_needs_danger_full_access(platform, env)`` says so, seed 000 §10), approval
-  policy ``never``, the service tier and the image paths.
+Keyed by stream format only (design principle 2): the format registry
+(:mod:`harness.formats`) names each format's session, its grace keyword and its own
+request fields; every difference between agents arrives through the def's fields, the run
+request and the platform. This module adds the run's I/O (reading image files, the pi
+session dir) and the fields every format shares. Nothing here spawns;
+:mod:`harness.runner.engine` does.
 
 :func:`run_conversation_turn` drives one turn of a conversation through the native-session
 bookkeeping of :mod:`harness.sessions` (seed 000 §8, seed 001 §7): plan, run, store.
@@ -25,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -34,7 +23,9 @@ from typing import Any
 
 from harness.defs.types import AgentDef
 from harness.events import Event
+from harness.formats import RequestInputs, create_session, session_request_fields
 from harness.protocols.base import SessionRequest, TwoWaySession
+from harness.protocols.pi_images import ImageCandidate
 from harness.runner.types import RunRequest, RunResult
 from harness.sessions import (
     CompatibilityKey,
@@ -59,7 +50,6 @@ __all__ = [
     "SessionPlan",
     "plan_session",
     "run_conversation_turn",
-    "session_formats",
     "turn_key",
 ]
 
@@ -72,25 +62,7 @@ class SessionPlan:
     session_dir: str | None = None
 
 
-@dataclass(frozen=True)
-class _Format:
-    #: ``module:Class`` of the session.
-    target: str
-    #: The constructor keyword that takes the protocol-cancel grace.
-    grace_keyword: str
-    #: Format-specific SessionRequest fields.
-    fields: Callable[[AgentDef, RunRequest, str, Mapping[str, str], str], dict[str, Any]]
-
-
-def _no_fields(
-    defn: AgentDef, req: RunRequest, cwd: str, env: Mapping[str, str], platform: str
-) -> dict[str, Any]:
-    return {}
-
-
-def _read_candidate(path: str, cwd: str) -> Any:
-    from harness.protocols.pi_images import ImageCandidate
-
+def _read_candidate(path: str, cwd: str) -> ImageCandidate:
     absolute = path if os.path.isabs(path) else os.path.join(cwd, path)
     try:
         real = os.path.realpath(absolute, strict=True)
@@ -111,54 +83,15 @@ def _read_candidate(path: str, cwd: str) -> Any:
     return ImageCandidate(path=path, realpath=real, size=size, is_file=is_file, data=data)
 
 
-def _pi_fields(
-    defn: AgentDef, req: RunRequest, cwd: str, env: Mapping[str, str], platform: str
-) -> dict[str, Any]:
-    from harness.protocols.pi_images import select_images
+def _image_reader(req: RunRequest, cwd: str) -> Callable[[], tuple[str, list[ImageCandidate]]]:
+    """The run's image facts for a format binding: the resolved upload root, one candidate
+    per image path (realpath, stat, read; any error -> ``None``, seed 000 §5.10)."""
 
-    out: dict[str, Any] = {}
-    if req.image_paths:
+    def read() -> tuple[str, list[ImageCandidate]]:
         root = os.path.realpath(req.upload_root or cwd)
-        candidates = [_read_candidate(p, cwd) for p in req.image_paths]
-        out["images"] = select_images(candidates, root)
-    if defn.pi_resume_via_process_args:
-        # ref §8.1 piRpcResumeViaProcessArgs: the resume travels in argv only.
-        out["resume_session_id"] = None
-    return out
+        return root, [_read_candidate(p, cwd) for p in req.image_paths]
 
-
-def _codex_fields(
-    defn: AgentDef, req: RunRequest, cwd: str, env: Mapping[str, str], platform: str
-) -> dict[str, Any]:
-    from harness.defs.codex import codex_needs_danger_full_access
-
-    danger = codex_needs_danger_full_access(platform, env)
-    extra: dict[str, Any] = {
-        "sandbox": "danger-full-access" if danger else "workspace-write",
-        "approval_policy": "never",
-        "image_paths": list(req.image_paths),
-    }
-    if req.service_tier:
-        extra["service_tier"] = req.service_tier
-    return {"extra": extra}
-
-
-_FORMATS: dict[str, _Format] = {
-    "acp-json-rpc": _Format("harness.protocols.acp:AcpSession", "cancel_grace_ms", _no_fields),
-    "pi-rpc": _Format("harness.protocols.pi_rpc:PiRpcSession", "graceful_shutdown_ms", _pi_fields),
-    "dsh-profile-jsonl": _Format(
-        "harness.protocols.dsh:DshProfileSession", "cancel_grace_ms", _no_fields
-    ),
-    "codex-app-server": _Format(
-        "harness.protocols.codex_app_server:CodexAppServerSession",
-        "interrupt_grace_ms",
-        _codex_fields,
-    ),
-}
-
-
-def session_formats() -> frozenset[str]:
-    return frozenset(_FORMATS)
+    return read
 
 
 def _session_dir(defn: AgentDef, cwd: str, home: str) -> str | None:
@@ -183,16 +116,8 @@ def plan_session(
     request_id: str,
 ) -> SessionPlan:
     """The session object and its request for a two-way ``defn`` (not started yet)."""
-    spec = _FORMATS.get(defn.stream_format)
-    if spec is None:
-        raise KeyError(f"no session for stream format {defn.stream_format!r}")
-    module_name, _, class_name = spec.target.partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    options: dict[str, Any] = {}
-    if req.cancel_grace_ms is not None:
-        options[spec.grace_keyword] = req.cancel_grace_ms
-    from_def = getattr(cls, "from_def", None)
-    session: TwoWaySession = from_def(defn, **options) if callable(from_def) else cls(**options)
+    fmt = defn.stream_format
+    session = create_session(fmt, defn, grace_ms=req.cancel_grace_ms)
     fields: dict[str, Any] = {
         "prompt": req.prompt,
         "cwd": cwd,
@@ -202,7 +127,15 @@ def plan_session(
         "resume_session_id": req.resume_session_id,
         "mcp_servers": tuple(req.mcp_servers),
     }
-    fields.update(spec.fields(defn, req, cwd, env, platform))
+    inputs = RequestInputs(
+        cwd=cwd,
+        env=env,
+        platform=platform,
+        read_images=_image_reader(req, cwd),
+        image_paths=tuple(req.image_paths),
+        service_tier=req.service_tier,
+    )
+    fields.update(session_request_fields(fmt, defn, inputs))
     return SessionPlan(
         session=session,
         request=SessionRequest(**fields),
