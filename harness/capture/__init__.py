@@ -7,7 +7,6 @@ format-neutral driver, :mod:`harness.capture.adapters` one adapter per format.
 from __future__ import annotations
 
 from harness.capture.adapters import (
-    ADAPTERS,
     CaptureAdapter,
     SessionUnavailableError,
     adapter_for,
@@ -27,7 +26,6 @@ from harness.capture.driver import (
 )
 
 __all__ = [
-    "ADAPTERS",
     "CaptureAdapter",
     "CaptureError",
     "CaptureReplay",

@@ -34,7 +34,7 @@ recorded client started the run, so the session takes the same path:
 
 from __future__ import annotations
 
-import importlib
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeGuard
 
@@ -52,10 +52,16 @@ from harness.capture.driver import (
 from harness.defs.types import AgentDef
 from harness.errors import HarnessError
 from harness.events import json_safe
+from harness.formats import (
+    SessionUnavailableError,
+    create_session,
+    load_target,
+    session_spec,
+    two_way_formats,
+)
 from harness.protocols.base import SessionRequest, TwoWaySession
 
 __all__ = [
-    "ADAPTERS",
     "PLACEHOLDER_CWD",
     "PLACEHOLDER_PARENT_SESSION",
     "PLACEHOLDER_PROMPT",
@@ -77,12 +83,6 @@ PLACEHOLDER_CWD = "/capture/cwd"
 PLACEHOLDER_PARENT_SESSION = "/capture/parent-session.jsonl"
 #: The model of a synthesized request when the capture shows a model change but not its value.
 RECORDED_MODEL = "(recorded model)"
-
-
-class SessionUnavailableError(HarnessError):
-    """The session module for a two-way format is not part of this installation."""
-
-    code = "SESSION_UNAVAILABLE"
 
 
 def _is_id(value: Any) -> TypeGuard[RequestId]:
@@ -131,11 +131,11 @@ def comparable(frame: Any) -> Any:
 
 
 class CaptureAdapter:
-    """Base: the session class to build, and defaults shared by the formats."""
+    """Base: defaults shared by the formats; the format registry names the adapter of each
+    two-way format and builds it with that format's name."""
 
-    stream_format: ClassVar[str]
-    #: ``"module:Class"`` of the session; imported on first use.
-    session_target: ClassVar[str]
+    def __init__(self, stream_format: str) -> None:
+        self.stream_format = stream_format
 
     # -- the session --------------------------------------------------------------------
 
@@ -154,23 +154,7 @@ class CaptureAdapter:
         return {}
 
     def _build(self, defn: AgentDef | None, options: Mapping[str, Any]) -> TwoWaySession:
-        module_name, _, class_name = self.session_target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            raise SessionUnavailableError(
-                f"no session for stream format {self.stream_format!r}: "
-                f"module {module_name} is not installed"
-            ) from exc
-        cls = getattr(module, class_name)
-        from_def = getattr(cls, "from_def", None)
-        if defn is not None and callable(from_def):
-            session: TwoWaySession = from_def(defn, **options)
-        else:
-            session = cls(**options)
-        return session
+        return create_session(self.stream_format, defn, options=options)
 
     # -- the driver's questions (ReplayAdapter) -------------------------------------------
 
@@ -278,9 +262,6 @@ _ACP_TURN_METHODS = frozenset({"session/prompt", "_session/continue"})
 
 class AcpCaptureAdapter(_JsonRpcAdapter):
     """``acp-json-rpc`` (wire §A.1; ref §2.6)."""
-
-    stream_format = "acp-json-rpc"
-    session_target = "harness.protocols.acp:AcpSession"
 
     def _starts_turn(self, frame: Any) -> bool:
         return isinstance(frame, dict) and _string(frame.get("method")) in _ACP_TURN_METHODS
@@ -397,9 +378,6 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
 class AppServerCaptureAdapter(_JsonRpcAdapter):
     """``codex-app-server``: JSON-RPC without the ``jsonrpc`` member (wire §A.3.2)."""
 
-    stream_format = "codex-app-server"
-    session_target = "harness.protocols.codex_app_server:CodexAppServerSession"
-
     def _starts_turn(self, frame: Any) -> bool:
         return isinstance(frame, dict) and frame.get("method") == "turn/start"
 
@@ -488,9 +466,6 @@ class PiCaptureAdapter(CaptureAdapter):
     """``pi-rpc``: commands ``{id, type}``; responses ``{type: response, id, command, success}``
     (wire §A.2; ref §2.7). A response names the command it answers, so matching is by kind."""
 
-    stream_format = "pi-rpc"
-    session_target = "harness.protocols.pi_rpc:PiRpcSession"
-
     def pending_request(self, frame: Any) -> PendingRequest | None:
         if not isinstance(frame, dict):
             return None
@@ -561,9 +536,6 @@ class DshCaptureAdapter(CaptureAdapter):
     """``dsh-profile-jsonl``: no request/response ids; host commands carry ``request_id``
     (seed 001 §6; ref §2.8)."""
 
-    stream_format = "dsh-profile-jsonl"
-    session_target = "harness.protocols.dsh:DshProfileSession"
-
     #: Frames that are not run-scoped (seed 001 §6: only these may lack request_id).
     _IDENTITY: ClassVar[frozenset[str]] = frozenset({"probe", "ready", "protocol_error"})
 
@@ -629,26 +601,18 @@ class DshCaptureAdapter(CaptureAdapter):
         )
 
 
-#: stream_format -> adapter.
-ADAPTERS: dict[str, CaptureAdapter] = {
-    adapter.stream_format: adapter
-    for adapter in (
-        AcpCaptureAdapter(),
-        PiCaptureAdapter(),
-        DshCaptureAdapter(),
-        AppServerCaptureAdapter(),
-    )
-}
-
-
+@functools.cache
 def adapter_for(stream_format: str) -> CaptureAdapter:
+    """The capture adapter the format registry names for ``stream_format``."""
     try:
-        return ADAPTERS[stream_format]
-    except KeyError:
+        target = session_spec(stream_format).capture_adapter
+    except ValueError:
         raise HarnessError(
             f"no capture replay for stream format {stream_format!r}; "
-            f"two-way formats: {sorted(ADAPTERS)}"
+            f"two-way formats: {sorted(two_way_formats())}"
         ) from None
+    adapter: CaptureAdapter = load_target(target)(stream_format)
+    return adapter
 
 
 def session_for(stream_format: str, defn: AgentDef | None = None) -> TwoWaySession:

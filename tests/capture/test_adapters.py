@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from harness.capture import (
-    ADAPTERS,
     HostInputError,
     SessionUnavailableError,
     adapter_for,
@@ -42,15 +41,15 @@ from harness.capture.driver import (
 )
 from harness.defs.registry import BUILTIN_DEFS
 from harness.errors import HarnessError
-from harness.formats import two_way_formats
+from harness.formats import FORMATS, FormatSpec, SessionSpec, two_way_formats
 from harness.protocols.base import SessionRequest
 
 DATA = Path(__file__).parent / "data"
 
-ACP = AcpCaptureAdapter()
-PI = PiCaptureAdapter()
-DSH = DshCaptureAdapter()
-APP = AppServerCaptureAdapter()
+ACP = adapter_for("acp-json-rpc")
+PI = adapter_for("pi-rpc")
+DSH = adapter_for("dsh-profile-jsonl")
+APP = adapter_for("codex-app-server")
 
 
 def _values(name: str) -> list[Any]:
@@ -64,11 +63,23 @@ def _host(name: str) -> list[Any]:
 # -- registry ---------------------------------------------------------------------------------
 
 
-def test_there_is_one_adapter_per_two_way_format() -> None:
-    assert set(ADAPTERS) == set(two_way_formats())
-    for stream_format, adapter in ADAPTERS.items():
-        assert adapter.stream_format == stream_format
-        assert adapter_for(stream_format) is adapter
+@pytest.mark.parametrize(
+    ("stream_format", "adapter_class"),
+    [
+        ("acp-json-rpc", AcpCaptureAdapter),
+        ("pi-rpc", PiCaptureAdapter),
+        ("dsh-profile-jsonl", DshCaptureAdapter),
+        ("codex-app-server", AppServerCaptureAdapter),
+    ],
+)
+def test_each_two_way_format_has_its_adapter(
+    stream_format: str, adapter_class: type[CaptureAdapter]
+) -> None:
+    assert stream_format in two_way_formats()
+    adapter = adapter_for(stream_format)
+    assert type(adapter) is adapter_class
+    assert adapter.stream_format == stream_format
+    assert adapter_for(stream_format) is adapter
 
 
 def test_a_one_way_format_has_no_adapter() -> None:
@@ -113,13 +124,18 @@ def test_session_for_uses_from_def_when_a_def_is_given(monkeypatch: pytest.Monke
     assert seen == [defn.id], "from_def must not be called without a def"
 
 
-def test_a_missing_session_module_is_a_typed_error() -> None:
-    class Future(CaptureAdapter):
-        stream_format = "future-format"
-        session_target = "harness.protocols.no_such_session_module:Session"
-
+def test_a_missing_session_module_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    future = FormatSpec(
+        name="future-format",
+        session=SessionSpec(
+            target="harness.protocols.no_such_session_module:Session",
+            grace_keyword="cancel_grace_ms",
+            capture_adapter="harness.capture.adapters:CaptureAdapter",
+        ),
+    )
+    monkeypatch.setitem(FORMATS, future.name, future)
     with pytest.raises(SessionUnavailableError, match="no_such_session_module is not installed"):
-        Future().create_session()
+        CaptureAdapter("future-format").create_session()
 
 
 # -- requests and responses (CAPTURE-IDORDER-001/002) ------------------------------------------
