@@ -124,7 +124,7 @@ PROMPT = "Create hello.html with a greeting."
 SCENARIO_EXCLUSIONS: Mapping[str, Mapping[str, str]] = {
     # None today: a ``noise`` line, once left out for ``dsh-profile-jsonl`` (seed 001 §5:
     # "every non-empty stdout line is exactly one protocol frame"), is judged as the fault
-    # it is there by the run-level checks themselves (runs.STRICT_FRAMING_FORMATS).
+    # it is there by the run-level checks themselves (the format's ``strict_framing``).
 }
 
 

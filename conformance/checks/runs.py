@@ -36,6 +36,7 @@ from jsonschema.exceptions import best_match
 from conformance.checks import Finding, check, failed, passed, skipped
 from conformance.evidence import Direction, Frame
 from fake_clis.scenario import Scenario, Step
+from harness.formats import find_format, keeps_turn_bookkeeping
 from harness.schemas import load_schema
 from harness.secrets import SecretMatcher, spellings
 
@@ -56,15 +57,9 @@ __all__ = [
 
 #: Scenario steps that make a run fail, hang or break the protocol on purpose.
 FAULT_STEPS = frozenset({"api_error", "crash", "hang", "malformed", "foreign", "oversize"})
-#: Formats where every stdout line must be a frame: a ``noise`` line is fatal there
-#: (seed 001 §14: dsh fails the run on a line that is not a profile frame).
-STRICT_FRAMING_FORMATS = frozenset({"dsh-profile-jsonl"})
 #: ``succeeded`` (a live run, ref §10.1) and ``completed`` (a session, ``RunStatus``).
 SUCCESS_STATUSES = frozenset({"succeeded", "completed"})
 TERMINAL_STATUSES = SUCCESS_STATUSES | {"failed", "cancelled"}
-#: Formats whose stdout is the assistant's text itself (seed 000 §5.13): the CLI's own
-#: banners and tool echoes are text too, so the scenario's text is contained, not equal.
-_TEXT_STREAMS = frozenset({"plain"})
 #: A secret shorter than this is not searched for (it would match ordinary words).
 _MIN_SECRET = 8
 #: Bytes of one written file read back for RUN-HAPPY-FILE-001.
@@ -219,7 +214,6 @@ def observe_replay(
     from harness.events import Error
     from harness.prompt import is_clean_terminal_turn
     from harness.record import Direction as RecDirection
-    from harness.runner.engine import TURN_BOOKKEEPING_FORMATS
     from harness.runner.status import CloseFacts, classify_close_status
 
     header = recording.header
@@ -232,7 +226,7 @@ def observe_replay(
         signal=_signal_number(exit_info.signal),
         session_status=replay.status if replay.capture is not None else None,
         stream_error=any(isinstance(e, Error) for e in replay.events),
-        turn_completed_cleanly=header.stream_format in TURN_BOOKKEEPING_FORMATS
+        turn_completed_cleanly=keeps_turn_bookkeeping(header.stream_format)
         and any(is_clean_terminal_turn(e) for e in replay.events),
     )
 
@@ -361,7 +355,10 @@ def fault_free(obs: RunObservation) -> str | None:
         return "the run had no scenario"
     if obs.cancel_requested:
         return "the host cancelled the run"
-    fatal = FAULT_STEPS | {"noise"} if obs.stream_format in STRICT_FRAMING_FORMATS else FAULT_STEPS
+    # seed 001 §14: where every stdout line must be a frame (the spec's strict_framing),
+    # a ``noise`` line is a fault too.
+    spec = find_format(obs.stream_format)
+    fatal = FAULT_STEPS | {"noise"} if spec is not None and spec.strict_framing else FAULT_STEPS
     faults = sorted({s.kind for s in scenario.steps if s.kind in fatal})
     if faults:
         return f"scenario {scenario.name!r} has fault steps ({', '.join(faults)})"
@@ -578,7 +575,10 @@ def happy_text(obs: RunObservation) -> Finding:
     assert obs.scenario is not None
     pieces = [s.text for s in obs.scenario.steps if s.kind == "text" and s.text]
     got = _text_of(obs)
-    if obs.stream_format in _TEXT_STREAMS:
+    spec = find_format(obs.stream_format)
+    if spec is not None and spec.text_stream:
+        # seed 000 §5.13: the CLI's own banners and tool echoes are text too, so the
+        # scenario's text is contained, not equal.
         # A plain CLI's text mode may print only its final answer (qwen 0.24.4 leaves out
         # the text of a message a tool call follows: recordings/real/qwen/happy.jsonl), so
         # the last text step must be there; earlier ones, where printed, come in order.

@@ -9,8 +9,9 @@ Enforced by ``harness/capture/driver.py`` (format-neutral driver),
 from __future__ import annotations
 
 from conformance.rules import Rule, Tier
+from harness.formats import two_way_formats
 
-_TWO_WAY = ("acp-json-rpc", "pi-rpc", "dsh-profile-jsonl", "codex-app-server")
+_TWO_WAY = two_way_formats()
 
 
 def _rule(rule_id: str, statement: str, citation: str) -> Rule:

@@ -7,6 +7,7 @@ Enforced by ``harness/runner/`` (re-exported by ``harness/run.py``), ``harness/r
 from __future__ import annotations
 
 from conformance.rules import Rule, Tier
+from harness.formats import two_way_formats
 
 __all__ = ["RULES"]
 
@@ -142,7 +143,7 @@ RULES: tuple[Rule, ...] = (
             "session's process is bounded by Terminate or the shutdown grace."
         ),
         citation="seed 000 §5.10",
-        formats=("acp-json-rpc", "pi-rpc", "dsh-profile-jsonl", "codex-app-server"),
+        formats=two_way_formats(),
     ),
     Rule(
         id="RUN-API-001",

@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 from conformance.rules import Rule, Tier
+from harness.formats import jsonl_formats
 
-_JSONL = (
-    "claude-stream-json",
-    "json-event-stream",
-    "copilot-stream-json",
-    "qoder-stream-json",
-    "acp-json-rpc",
-    "pi-rpc",
-    "dsh-profile-jsonl",
-    "codex-app-server",
-)
+#: Every format whose stdout is JSONL frames, in registry order.
+_JSONL = jsonl_formats()
 
 RULES = (
     Rule(

@@ -2,7 +2,7 @@
 
 The only place besides :func:`harness.run.run_probe` that starts processes (design
 principle 1). Everything the CLI says goes through the sans-IO core: a one-way parser
-(:func:`harness.streams.create_parser`) or a two-way session (:mod:`harness.protocols`);
+(:func:`harness.formats.create_parser`) or a two-way session (:mod:`harness.protocols`);
 this module only moves bytes, keeps time and stops processes. It is the only place
 that reads a clock: sessions get ``now_ms`` from :func:`time.monotonic`.
 
@@ -70,6 +70,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from harness.defs.types import AgentDef, ResumeStyle
 from harness.events import Artifact, Error, Event, Raw, Status, TextDelta
+from harness.formats import keeps_turn_bookkeeping
 from harness.ladder import StepKind
 from harness.prompt import (
     is_clean_terminal_turn,
@@ -108,7 +109,6 @@ from harness.streams import StreamParser
 
 __all__ = [
     "CANCEL_SIGNALS",
-    "TURN_BOOKKEEPING_FORMATS",
     "CancelOnSignals",
     "ContinuingTap",
     "EventRetention",
@@ -129,10 +129,6 @@ _DRAIN_MS = 1000.0
 #: After SIGKILL, how long to wait for the tree before reporting survivors (a killed
 #: process still waits for an uninterruptible disk read to end before it dies).
 _KILL_WAIT_MS = 5000.0
-#: ref §10.1: ``turnCompletedCleanly`` is set by the claude-stream-json bookkeeping
-#: (``applyClaudeStreamJsonRunBookkeeping``, ref §2.1.8); other one-way formats have no
-#: clean-completion signal and are judged by their exit code.
-TURN_BOOKKEEPING_FORMATS = frozenset({"claude-stream-json"})
 
 OnEvent = Callable[[Event], None]
 
@@ -791,7 +787,7 @@ class _Run:
         if isinstance(event, Status) and event.session_id:
             self.stream_session_id = event.session_id
         if self.session is None:
-            bookkeeping = self.defn.stream_format in TURN_BOOKKEEPING_FORMATS
+            bookkeeping = keeps_turn_bookkeeping(self.defn.stream_format)
             if bookkeeping and is_clean_terminal_turn(event):
                 self.turn_clean = True
             if not self.stdin_closed and should_close_stdin(self.defn, event):
