@@ -152,13 +152,40 @@ def json_safe(value: JsonValue) -> JsonValue:
     return _cleaned(value) if _needs_cleaning(value) else value
 
 
+#: One encoder for every event line: ``json.dumps`` with any non-default option builds a
+#: new ``JSONEncoder`` per call, a cost ``--json`` output paid once per event.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
 def event_json_line(event: Event) -> str:
     """The event as one line of compact-key JSON (no trailing newline), always valid.
 
     ``allow_nan=False`` holds by construction: :meth:`_EventBase.to_json` is
-    :func:`json_safe`. Non-ASCII text is written as is.
+    :func:`json_safe`. Non-ASCII text is written as is. The common case skips the walk of
+    :func:`json_safe`: the plain fields are encoded at once, and only a line that could not
+    be (a non-finite float) or holds a lone surrogate is made again from ``to_json``, which
+    gives the same line a clean value would have.
     """
-    return json.dumps(event.to_json(), ensure_ascii=False, allow_nan=False)
+    if type(event).to_json is _EventBase.to_json:
+        try:
+            line: str = _ENCODE(event._fields_json())
+        except ValueError:  # a non-finite float
+            pass
+        else:
+            if _SURROGATE.search(line) is None:
+                return line
+    return _ENCODE(event.to_json())
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """An event class's field names, read once per class (not per event)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 class _EventBase:
@@ -166,14 +193,17 @@ class _EventBase:
 
     def to_json(self) -> dict[str, JsonValue]:
         """The event as a plain JSON object: ``type`` first, ``None`` fields omitted."""
-        out: dict[str, JsonValue] = {"type": self.type}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            if value is None:
-                continue
-            out[f.name] = value
-        safe: dict[str, JsonValue] = json_safe(out)
+        safe: dict[str, JsonValue] = json_safe(self._fields_json())
         return safe
+
+    def _fields_json(self) -> dict[str, JsonValue]:
+        """``type`` and the fields that are not ``None``, as they are (not yet made safe)."""
+        out: dict[str, JsonValue] = {"type": self.type}
+        for name in _field_names(type(self)):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

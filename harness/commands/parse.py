@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, TextIO
 
 from harness.errors import HarnessError
-from harness.events import Event, Raw
+from harness.events import Event, Raw, event_json_line
 from harness.render import format_event
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def resolve_format(args: argparse.Namespace) -> tuple[str, str | None]:
 def _emit(events: list[Event], out: TextIO, as_json: bool) -> None:
     for event in events:
         if as_json:
-            out.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+            out.write(event_json_line(event) + "\n")
         else:
             out.write(format_event(event) + "\n")
 

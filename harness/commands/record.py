@@ -291,7 +291,7 @@ def _command(args: argparse.Namespace) -> list[str]:
 def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     from harness.commands import load_defs
     from harness.defs.registry import get_agent_def
-    from harness.events import Event
+    from harness.events import Event, event_json_line
     from harness.record import Expectation
     from harness.render import format_event
     from harness.runner import RunRequest, run_agent_async
@@ -320,7 +320,7 @@ def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
 
     def show(event: Event) -> None:
         if args.json:
-            out.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+            out.write(event_json_line(event) + "\n")
         else:
             out.write(format_event(event) + "\n")
         out.flush()

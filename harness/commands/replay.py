@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import HarnessError
+from harness.events import event_json_line
 from harness.render import format_event
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ class _Printer:
 
     def event(self, event: Event, out: TextIO) -> None:
         self.begin(out)
-        out.write(_dumps(event.to_json()) if self._args.json else format_event(event) + "\n")
+        out.write(event_json_line(event) + "\n" if self._args.json else format_event(event) + "\n")
 
 
 def _replay(path: Path, args: argparse.Namespace, out: TextIO) -> bool:

@@ -128,7 +128,7 @@ def _played_by(defn: AgentDef) -> dict[str, str]:
 
 def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int:
     from harness.defs.types import ResumeStyle
-    from harness.events import Event
+    from harness.events import Event, event_json_line
     from harness.launch import path_env_key
     from harness.render import format_event
     from harness.runner import RunRequest, run_agent_async
@@ -156,7 +156,7 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
 
     def show(event: Event) -> None:
         if args.json:
-            out.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+            out.write(event_json_line(event) + "\n")
         else:
             out.write(format_event(event) + "\n")
         out.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing
 
 import jsonschema
@@ -78,3 +79,33 @@ def test_event_from_json_names_the_problem() -> None:
         ev.event_from_json({"type": "bogus"})
     with pytest.raises(ValueError, match="bad fields"):
         ev.event_from_json({"type": "text_delta", "nope": 1})
+
+
+#: Leaves no JSON writer takes as they are: lone surrogates, NaN and the infinities.
+_hostile_chars = st.sampled_from(["a", "é", "\ud800", "\udc00", '"', "\n"])
+_hostile_text = st.lists(_hostile_chars, max_size=5).map("".join)
+_hostile_values = st.recursive(
+    st.none() | st.integers() | st.floats() | _hostile_text,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(_hostile_text, inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@pytest.mark.rule("EVENT-SCHEMA-001")
+@given(text=_hostile_text, number=st.floats(), value=_hostile_values)
+def test_an_event_line_is_the_encoding_of_its_safe_json(
+    text: str, number: float, value: object
+) -> None:
+    """``event_json_line``'s fast path writes what encoding ``to_json`` writes."""
+    events: list[ev.Event] = [
+        ev.TextDelta(delta=text),
+        ev.Status(label=text, ttft_ms=number),
+        ev.Usage(usage={text: number}, cost_usd=number, model_usage=value),
+        ev.ToolUse(id=text, name=None, input=value),
+    ]
+    for event in events:
+        line = ev.event_json_line(event)
+        assert line == json.dumps(event.to_json(), ensure_ascii=False, allow_nan=False)
+        line.encode("utf-8")
