@@ -54,6 +54,7 @@ from conformance.rules import Rule
 from conformance.verdicts import DEFAULT_MAX_RERUNS, Outcome, Status, Verdict, judge, should_rerun
 from harness.defs.types import AgentDef
 from harness.errors import HarnessError
+from harness.replay_budget import BudgetVerdict, budget_verdicts
 
 if TYPE_CHECKING:
     from fake_clis.scenario import Scenario
@@ -531,6 +532,10 @@ class _Tap:
 
     def __init__(self) -> None:
         self.wire: dict[str, bytearray] = {"stdin": bytearray(), "stdout": bytearray()}
+        #: The def as spawned (through its transport) and the argv it spawned, unredacted:
+        #: the prompt-budget guards judge them per platform (CONFORM-BUDGET-*).
+        self.defn: AgentDef | None = None
+        self.argv: tuple[str, ...] = ()
 
     def spawned(
         self,
@@ -540,7 +545,14 @@ class _Tap:
         *,
         secrets: Sequence[str] = (),
     ) -> None:
-        return None
+        self.defn = defn
+        self.argv = tuple(argv)
+
+    def budget(self) -> tuple[BudgetVerdict, ...]:
+        """Each platform's verdict on what was spawned (none when nothing was)."""
+        if self.defn is None:
+            return ()
+        return tuple(budget_verdicts(self.defn, self.argv))
 
     def data(self, direction: str, data: bytes, t_ms: float) -> None:
         buf = self.wire.get(direction)
@@ -675,6 +687,7 @@ class _Runner:
                 frames_in=tap.lines("stdin"),
                 repro_command=repro,
             )
+            obs = dataclasses.replace(obs, budget=tap.budget())
             findings = evaluate_run(obs, rule_ids=rules)
         except Exception as exc:  # the run itself could not be made: not tested, never pass
             why = f"the fake run could not be made: {type(exc).__name__}: {exc}"

@@ -43,6 +43,7 @@ from harness.secrets import SecretMatcher, spellings
 if TYPE_CHECKING:
     from harness.record import Recording
     from harness.replay import ReplayResult
+    from harness.replay_budget import BudgetVerdict
     from harness.runner import RunRequest, RunResult
 
 __all__ = [
@@ -107,6 +108,9 @@ class RunObservation:
     capability_flags: Mapping[str, str] = field(default_factory=dict)
     #: What ``build_args`` read (FIDELITY-CAPS-001); ``None``: not known (a replay).
     capabilities: Mapping[str, bool] | None = None
+    #: The prompt-budget guards' verdicts on the spawned argv, per platform and launch
+    #: (:func:`harness.replay_budget.budget_verdicts`); empty when nothing was spawned.
+    budget: Sequence[BudgetVerdict] = ()
 
     @property
     def repro(self) -> str:
@@ -844,6 +848,45 @@ def cancel_ends_cancelled(obs: RunObservation) -> Finding:
             actual=f"status={obs.status!r}, error={obs.error}",
         )
     return passed()
+
+
+def _budget_on(obs: RunObservation, platform: str) -> Finding:
+    """The prompt-budget guards' verdict for ``platform`` on the spawned argv (seed 002 §6.3;
+    the same verdicts ``harness replay --platform`` gives a recording, REPLAY-BUDGET-001)."""
+    verdicts = [b for b in obs.budget if b.platform == platform]
+    if not verdicts:
+        return skipped("no spawned argv was judged (nothing was spawned)")
+    refused = [b for b in verdicts if b.verdict == "fail"]
+    if refused:
+        first = refused[0]
+        return _fail(
+            obs,
+            f"{platform} would refuse this run: {first.describe()}",
+            expected=f"every {platform} launch passes the prompt-budget guards",
+            actual="; ".join(f"{b.launch}: {b.rule}" for b in refused),
+        )
+    if all(b.verdict == "skipped" for b in verdicts):
+        return skipped(verdicts[0].message)
+    return passed("; ".join(f"{b.launch}: {b.message}" for b in verdicts))
+
+
+@check("CONFORM-BUDGET-LINUX-001", level="run")
+def budget_on_linux(obs: RunObservation) -> Finding:
+    """CONFORM-BUDGET-LINUX-001: the spawned argv passes the guards for a linux launch."""
+    return _budget_on(obs, "linux")
+
+
+@check("CONFORM-BUDGET-DARWIN-001", level="run")
+def budget_on_darwin(obs: RunObservation) -> Finding:
+    """CONFORM-BUDGET-DARWIN-001: the spawned argv passes the guards for a darwin launch."""
+    return _budget_on(obs, "darwin")
+
+
+@check("CONFORM-BUDGET-WIN32-001", level="run")
+def budget_on_win32(obs: RunObservation) -> Finding:
+    """CONFORM-BUDGET-WIN32-001: the spawned argv passes the guards for a win32 launch,
+    through a ``.cmd`` shim and as a direct ``.exe``."""
+    return _budget_on(obs, "win32")
 
 
 @check("RUN-SECRET-001", level="run")

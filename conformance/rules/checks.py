@@ -169,6 +169,25 @@ RULES: tuple[Rule, ...] = (
         "ref §10.1",
     ),
     _run(
+        "CONFORM-BUDGET-LINUX-001",
+        "The argv a run spawned, prompt included, passes the prompt-budget guards for a "
+        "linux launch (the POSIX argv floor).",
+        "seed 002 §6.3",
+    ),
+    _run(
+        "CONFORM-BUDGET-DARWIN-001",
+        "The argv a run spawned, prompt included, passes the prompt-budget guards for a "
+        "darwin launch (the darwin argv floor).",
+        "seed 002 §6.3",
+    ),
+    _run(
+        "CONFORM-BUDGET-WIN32-001",
+        "The argv a run spawned, prompt included, passes the prompt-budget guards for a "
+        "win32 launch through a .cmd shim and as a direct .exe: the def's argv budget, the "
+        "command-line budget, and every argument surviving the command line.",
+        "seed 002 §6.3",
+    ),
+    _run(
         "RUN-SECRET-001",
         "The stderr tail kept for a run never contains a secret value given to the run.",
         "seed 001 §14",
