@@ -350,38 +350,15 @@ def record_scenario(choice: FormatChoice, scenario_name: str) -> list[Recorded]:
         ]
 
 
-#: A cancel case's fallback: this long after the session is known when no text came first
-#: (a CLI that writes a message only once it ends, as the dsh bundle does, shows none).
-CANCEL_AFTER_SESSION_MS = 2000
-
-
 def _run(request: RunRequest, tap: RunRecorder, cancel_after_text_ms: int | None) -> RunResult:
-    """Run ``request`` recorded; cancel it ``cancel_after_text_ms`` after its first text, or
-    :data:`CANCEL_AFTER_SESSION_MS` after its session id, whichever comes first."""
-    import asyncio
-
-    from harness.events import Event, Status, TextDelta
-    from harness.runner import run_agent, run_agent_async
+    """Run ``request`` recorded; a cancel case is cancelled ``cancel_after_text_ms`` after
+    its first text (:func:`~harness.runner.user_cancel.run_cancelled_after`)."""
+    from harness.runner import run_agent
+    from harness.runner.user_cancel import run_cancelled_after
 
     if cancel_after_text_ms is None:
         return run_agent(request, tap=tap)
-
-    async def main() -> RunResult:
-        cancel = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        armed: set[str] = set()
-
-        def on_event(event: Event) -> None:
-            if isinstance(event, TextDelta) and event.delta.strip() and "text" not in armed:
-                armed.add("text")
-                loop.call_later(cancel_after_text_ms / 1000, cancel.set)
-            elif isinstance(event, Status) and event.session_id and not armed:
-                armed.add("session")
-                loop.call_later(CANCEL_AFTER_SESSION_MS / 1000, cancel.set)
-
-        return await run_agent_async(request, on_event=on_event, cancel=cancel, tap=tap)
-
-    return asyncio.run(main())
+    return run_cancelled_after(request, cancel_after_text_ms, tap=tap)
 
 
 def _recorded(path: Path, status: str, error: RunError | None, suffix: str = ".jsonl") -> Recorded:

@@ -95,8 +95,13 @@ class Side:
 
 def _exit_code(result: Any) -> int | None:
     """A succeeded run the host stopped by signal after its turn completed (an ACP agent
-    slow to exit at stdin EOF, e.g. kimi-cli, mistral-vibe) counts as a clean exit 0."""
-    if result.exit_code is None and result.signal is not None and result.succeeded:
+    slow to exit at stdin EOF, e.g. kimi-cli, mistral-vibe) counts as a clean exit 0, and
+    so does a cancel the CLI acknowledged: the host terminates the tree as soon as the
+    acknowledgement arrives (seed 001 §10), so whether the CLI exited first is a race."""
+    stopped = result.exit_code is None and result.signal is not None
+    status = getattr(getattr(result, "status", None), "value", None)
+    acknowledged = status == "cancelled" and getattr(result, "error", None) is None
+    if stopped and (result.succeeded or acknowledged):
         return 0
     code: int | None = result.exit_code
     return code

@@ -150,6 +150,8 @@ class ScenarioCase:
     #: ``()`` = every transport of the recipe.
     transports: tuple[str, ...] = ()
     timeout_s: float | None = None
+    #: The user cancels the turn this long after its first text (a cancel case).
+    cancel_after_ms: int | None = None
     note: str = ""
 
 
@@ -363,6 +365,7 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
                 turns=turns,
                 transports=tuple(s.get("transports", ())),
                 timeout_s=float(s["timeout_s"]) if "timeout_s" in s else None,
+                cancel_after_ms=int(s["cancel_after_ms"]) if "cancel_after_ms" in s else None,
                 note=str(s.get("note", "")),
             )
         if case.scenario not in known_scenarios:

@@ -31,6 +31,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from harness.defs.types import AgentDef
@@ -44,6 +45,7 @@ from harness.live.recipes import Recipe, ScenarioCase, recipe_for
 from harness.modelserver import ModelServer, RequestRecord, RequestTiming
 from harness.record import Expectation, RunRecorder, set_expectation
 from harness.runner import RunRequest, RunResult, run_agent
+from harness.runner.user_cancel import run_cancelled_after
 
 __all__ = [
     "LiveNotInstalled",
@@ -302,7 +304,19 @@ def run_live(
                     secrets=(recipe.fake_key,),
                     env_names=sorted({*recipe.env, *recipe.telemetry_env}),
                 )
-            result = run_agent(req, on_event=on_event, tap=recorder)
+            if case.cancel_after_ms is None:
+                result = run_agent(req, on_event=on_event, tap=recorder)
+            else:
+                # Without text first, the real CLI's cancel waits for the model call itself
+                # (a fake calls no model).
+                result = run_cancelled_after(
+                    req,
+                    case.cancel_after_ms,
+                    after_session_ms=case.cancel_after_ms,
+                    working=partial(_model_called, server, before) if side == "real" else None,
+                    on_event=on_event,
+                    tap=recorder,
+                )
             if recorder is not None and recorder.complete and not result.succeeded:
                 # REPLAY-STATUS-001: a recording of a failed real run says so.
                 set_expectation(
@@ -317,6 +331,11 @@ def run_live(
             run.net = seal.evidence()
     run.wall_s = time.monotonic() - started
     return run
+
+
+def _model_called(server: ModelServer, since: int) -> bool:
+    """Whether the turn's model call arrived (a side request, e.g. a title, is not it)."""
+    return any(not r.reply_kind.startswith("side:") for r in server.requests[since:])
 
 
 @contextlib.contextmanager

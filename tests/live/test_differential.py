@@ -143,6 +143,16 @@ def test_a_succeeded_run_stopped_by_signal_after_its_turn_exits_clean() -> None:
     assert _exit_code(stopped) == 0
     assert _exit_code(failed) is None
     assert _exit_code(SimpleNamespace(exit_code=3, signal=None, succeeded=False)) == 3
+    # The host terminates the tree once a cancel is acknowledged: who exits first is a race.
+    cancelled = SimpleNamespace(value="cancelled")
+    acked = SimpleNamespace(
+        exit_code=None, signal=15, succeeded=False, status=cancelled, error=None
+    )
+    unanswered = SimpleNamespace(
+        exit_code=None, signal=9, succeeded=False, status=cancelled, error=object()
+    )
+    assert _exit_code(acked) == 0
+    assert _exit_code(unanswered) is None
 
 
 @pytest.mark.rule(

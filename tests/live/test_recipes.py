@@ -52,8 +52,20 @@ def test_a_good_recipe_parses_with_defaults() -> None:
     recipe = parse_recipe(GOOD, path="claude.json", expect_agent="claude")
     assert [c.id for c in recipe.scenarios] == ["text", "text-resume"]
     assert recipe.scenarios[1].turns == 2
+    assert recipe.scenarios[1].cancel_after_ms is None
     assert recipe.isolate_tmpdir and recipe.isolate_pwd and recipe.timeout_s == 120.0
     assert recipe.files[0].is_json
+
+
+@pytest.mark.rule("LIVE-RECIPE-001")
+def test_a_cancel_case_names_when_the_user_cancels() -> None:
+    raw = copy.deepcopy(GOOD)
+    raw["scenarios"] = [{"id": "cancel", "scenario": "hang", "cancel_after_ms": 500}]
+    (case,) = parse_recipe(raw, path="claude.json", expect_agent="claude").scenarios
+    assert (case.id, case.scenario, case.cancel_after_ms) == ("cancel", "hang", 500)
+    raw["scenarios"][0]["cancel_after_ms"] = -1
+    with pytest.raises(RecipeError, match="cancel_after_ms"):
+        parse_recipe(raw, path="claude.json", expect_agent="claude")
 
 
 def _mutate(path: str, value: Any) -> dict[str, Any]:
