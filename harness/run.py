@@ -2,11 +2,9 @@
 
 It holds the probe executor used by detection (:func:`run_probe`): one
 short-lived command, its output captured up to a cap, a deadline, and a
-guarantee that nothing it started outlives it. The agent runner lives in
-:mod:`harness.runner` (split out to keep modules small) and is re-exported here:
-:class:`RunRequest`, :class:`RunResult`, :func:`run_agent_async`, :func:`run_agent`,
-:func:`classify_close_status`. Those names load lazily, so detection does not pay
-for the runner's imports.
+guarantee that nothing it started outlives it. The agent runner is
+:mod:`harness.runner`, a layer above: it uses detection, which uses this module,
+so this module never imports the runner.
 
 Process hygiene (rule DETECT-TIMEOUT-001): the probe runs in its own process
 group (POSIX ``start_new_session``; Windows ``CREATE_NEW_PROCESS_GROUP``). On
@@ -35,59 +33,11 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psutil
 
-if TYPE_CHECKING:
-    from harness.runner import (
-        CloseFacts,
-        RunError,
-        RunErrorCode,
-        RunOutcome,
-        RunRequest,
-        RunResult,
-        classify_close_status,
-        run_agent,
-        run_agent_async,
-    )
-
-__all__ = [
-    "CloseFacts",
-    "ProbeResult",
-    "RunError",
-    "RunErrorCode",
-    "RunOutcome",
-    "RunRequest",
-    "RunResult",
-    "classify_close_status",
-    "run_agent",
-    "run_agent_async",
-    "run_probe",
-]
-
-_RUNNER_EXPORTS = frozenset(
-    {
-        "CloseFacts",
-        "RunError",
-        "RunErrorCode",
-        "RunOutcome",
-        "RunRequest",
-        "RunResult",
-        "classify_close_status",
-        "run_agent",
-        "run_agent_async",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    """Lazy re-export of the agent runner (:mod:`harness.runner`)."""
-    if name in _RUNNER_EXPORTS:
-        import harness.runner
-
-        return getattr(harness.runner, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["ProbeResult", "run_probe"]
 
 
 #: After the probe's leader exits, how long to wait for its pipes to reach EOF.

@@ -19,7 +19,7 @@ from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.types import AgentDef
 from harness.detect import DetectionResult, Diagnostic, DiagnosticCode
 from harness.errors import UnknownAgentError
-from harness.run import RunRequest, run_agent
+from harness.runner import RunRequest, run_agent
 from harness.selection import (
     AgentUnavailableError,
     NoAgentAvailableError,

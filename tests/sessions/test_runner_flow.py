@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from harness.defs.registry import get_agent_def
-from harness.run import RunRequest, RunResult, run_agent
+from harness.runner import RunRequest, RunResult, run_agent
 from harness.sessions import (
     SessionAction,
     SessionStore,
