@@ -28,7 +28,7 @@ from harness.defs.types import AgentDef
 from harness.errors import HarnessError, UnknownAgentError
 
 if TYPE_CHECKING:
-    from harness.detect import DetectionResult
+    from harness.detect_result import DetectionResult
 
 __all__ = [
     "AgentUnavailableError",

@@ -43,7 +43,7 @@ from harness.errors import HarnessError
 from harness.events import Event, Status
 
 if TYPE_CHECKING:
-    from harness.detect import DetectionResult
+    from harness.detect_result import DetectionResult
 
 __all__ = [
     "EXPIRED_RESUME_ERROR_CODES",
@@ -250,7 +250,7 @@ def compatibility_key(
 ) -> CompatibilityKey:
     """Build the key for one turn of ``defn``.
 
-    ``detection`` (the def's :class:`~harness.detect.DetectionResult`) supplies the executable
+    ``detection`` (the def's ``DetectionResult``) supplies the executable
     identity (launch path + version), the tested family (from ``defn.version_policy``) and,
     when ``plugin_generation`` is not given, the compatibility probe's companion version.
     """
