@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 
 from harness.defs.types import DEFAULT_MODEL_OPTION, BuildOptions, ModelOption, RuntimeContext
 from harness.errors import HarnessError
+from harness.protocols.options import choice_flag, clamp_codex_reasoning
 
 __all__ = [
     "OPENCODE_CAPABILITY_FLAGS",
@@ -64,13 +65,6 @@ class UnsupportedOptionError(HarnessError):
 
 
 # --- options ---------------------------------------------------------------
-
-
-def choice_flag(value: str | None) -> str | None:
-    """``value`` unless it is ``None``, empty, or the synthetic ``"default"`` (ref §8.3)."""
-    if value is None or value in ("", DEFAULT_MODEL_OPTION.id):
-        return None
-    return value
 
 
 def model_flag(options: BuildOptions) -> str | None:
@@ -151,31 +145,6 @@ def parse_line_separated_models(text: str) -> list[ModelOption] | None:
         seen.add(line)
         out.append(ModelOption(line, line))
     return out if len(out) > 1 else None
-
-
-# --- codex reasoning ----------------------------------------------------------
-
-_LATE_GPT5_PREFIXES = ("gpt-5.2", "gpt-5.3", "gpt-5.4", "gpt-5.5")
-
-
-def clamp_codex_reasoning(model: str | None, effort: str) -> str:
-    """Clamp a reasoning level to what the model family accepts (seed 002 §4.5).
-
-    seed 002 §4.5: "``gpt-5.1-codex-mini`` only accepts high / medium; any other
-    choice is clamped". The late gpt-5 family (and the CLI default model) has no
-    ``minimal`` (-> ``low``); ``gpt-5.1`` has no ``xhigh`` (-> ``high``).
-    A ``provider/model`` id is judged by its last segment.
-    """
-    raw = (model or "").strip()
-    ident = raw.rsplit("/", 1)[-1]
-    late_family = ident in ("", DEFAULT_MODEL_OPTION.id) or ident.startswith(_LATE_GPT5_PREFIXES)
-    if late_family and effort == "minimal":
-        return "low"
-    if ident == "gpt-5.1" and effort == "xhigh":
-        return "high"
-    if ident == "gpt-5.1-codex-mini":
-        return "high" if effort in ("high", "xhigh") else "medium"
-    return effort
 
 
 # --- opencode family ------------------------------------------------------------

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.guards.budget_generations import BudgetGeneration
+from harness.protocols.options import DEFAULT_CHOICE, AcpEnvFormat
 
 __all__ = [
     "DEFAULT_MODEL_OPTION",
@@ -93,13 +94,6 @@ class McpInjection(str, enum.Enum):
     MIMO_ENV_CONTENT = "mimo-env-content"
 
 
-class AcpEnvFormat(str, enum.Enum):
-    """Shape of an MCP server's ``env`` in ACP ``session/new`` (reference §2.6)."""
-
-    ARRAY = "array"
-    MAP = "map"
-
-
 @dataclass(frozen=True)
 class ModelOption:
     id: str
@@ -107,7 +101,7 @@ class ModelOption:
 
 
 #: First entry of every fallback list; ``model == "default"`` means "omit the model flag".
-DEFAULT_MODEL_OPTION = ModelOption("default", "Default (CLI config)")
+DEFAULT_MODEL_OPTION = ModelOption(DEFAULT_CHOICE, "Default (CLI config)")
 
 
 @dataclass(frozen=True)

@@ -82,10 +82,9 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from harness import __version__
-from harness.defs.types import AcpEnvFormat, AgentDef
 from harness.errors import HarnessError
 from harness.events import Status, Usage
 from harness.protocols import jsonrpc
@@ -124,6 +123,7 @@ from harness.protocols.jsonrpc import (
     RequestId,
     Response,
 )
+from harness.protocols.options import AcpEnvFormat
 
 __all__ = [
     "CONTINUATION_EXHAUSTED",
@@ -136,6 +136,7 @@ __all__ = [
     "DEFAULT_STAGE_TIMEOUT_MS",
     "MODEL_CONFIG_IDS",
     "PROTOCOL_VERSION",
+    "AcpDefFields",
     "AcpRequestError",
     "AcpSession",
     "choose_permission_option",
@@ -289,6 +290,31 @@ def _bounded(text: str, limit: int = _MESSAGE_LIMIT) -> str:
 # -- the session ---------------------------------------------------------------------------
 
 
+
+class AcpDefFields(Protocol):
+    """The ``AgentDef`` fields :meth:`AcpSession.from_def` reads (an ``AgentDef`` has them).
+
+    Named here rather than importing the def type: sessions sit below the defs layer.
+    """
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def stream_format(self) -> str: ...
+    @property
+    def acp_mcp_env_format(self) -> AcpEnvFormat: ...
+    @property
+    def acp_stdio_mcp_removed_in_version(self) -> str | None: ...
+    @property
+    def acp_turn_end_completes_prompt(self) -> bool: ...
+    @property
+    def acp_stage_timeout_ms(self) -> int | None: ...
+    @property
+    def acp_model_unavailable_error_code(self) -> str | None: ...
+    @property
+    def acp_native_continue_runtime(self) -> str | None: ...
+
+
 class AcpSession:
     """One run of an ACP agent (implements ``TwoWaySession``)."""
 
@@ -393,7 +419,7 @@ class AcpSession:
         )
 
     @classmethod
-    def from_def(cls, defn: AgentDef, **overrides: Any) -> AcpSession:
+    def from_def(cls, defn: AcpDefFields, **overrides: Any) -> AcpSession:
         """A session configured from an ``acp-json-rpc`` def's fields (rule ACP-DEF-001)."""
         if defn.stream_format != "acp-json-rpc":
             raise ValueError(

@@ -30,7 +30,6 @@ from typing import Any, Literal
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 
-from harness.defs.types import AcpEnvFormat
 from harness.protocols.jsonrpc import (
     JSONRPC_2,
     ErrorResponse,
@@ -42,6 +41,7 @@ from harness.protocols.jsonrpc import (
     classify,
     envelope_problems,
 )
+from harness.protocols.options import AcpEnvFormat
 from harness.schemas import load_schema
 
 __all__ = [
@@ -55,6 +55,8 @@ __all__ = [
     "validate_incoming",
     "validate_outgoing",
 ]
+
+
 
 STABLE = "acp/v1/schema.json"
 UNSTABLE = "acp/v1/schema.unstable.json"

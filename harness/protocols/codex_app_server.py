@@ -100,7 +100,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness import __version__
-from harness.defs.shared import choice_flag, clamp_codex_reasoning
 from harness.errors import HarnessError
 from harness.events import Event, Raw, Status, TextDelta, ToolInFlight
 from harness.protocols import jsonrpc
@@ -128,6 +127,7 @@ from harness.protocols.jsonrpc import (
     Response,
 )
 from harness.protocols.machine import Machine
+from harness.protocols.options import choice_flag, clamp_codex_reasoning
 from harness.streams.codex_items import (
     CodexEventMapper,
     ItemPhase,
