@@ -17,7 +17,7 @@ run completes.
   stdout on a separate ``stdout`` channel rather than as ``text_delta``, ref
   §1.2; here every format shares one vocabulary.)
 * **Artifacts** (PLAIN-ARTIFACT-EVENT-001). :meth:`PlainStreamParser.finish`
-  runs :func:`harness.artifacts.extract_artifacts` over the stdout text and
+  runs :func:`harness.streams.artifact_text.extract_artifacts` over the stdout text and
   emits one :class:`~harness.events.Artifact` per block (name, identifier,
   artifact type). The parser stays sans-IO: writing the files is
   :func:`harness.artifacts.write_artifacts`, which the runner calls. Pass the
@@ -45,14 +45,17 @@ import codecs
 from bisect import bisect_left
 from collections.abc import Collection
 
-from harness.artifacts import (
+from harness.events import Artifact, Error, Event, TextDelta
+from harness.streams import UnknownStreamFormatError
+from harness.streams.artifact_text import (
+    OPEN_TAG as _OPEN_TAG,
+)
+from harness.streams.artifact_text import (
     ArtifactNamesExhaustedError,
     ExtractedArtifact,
     extract_artifacts,
     markdown_skip_ranges,
 )
-from harness.events import Artifact, Error, Event, TextDelta
-from harness.streams import UnknownStreamFormatError
 
 __all__ = [
     "ARTIFACT_TEXT_LIMIT",
@@ -70,7 +73,6 @@ _CHECK_EVERY_PIECES = 16
 #: Held pieces are joined this many at a time: small reads must not multiply the hold.
 _JOIN_PIECES = 256
 
-_OPEN_TAG = "<artifact"
 _FENCE = "```"
 
 
