@@ -241,8 +241,8 @@ def _staged_equal(cwd: Path, source: Path, result: RunResult) -> tuple[bool, str
 
 
 async def _observe(lab: _Lab, obs: AdapterObservations) -> None:
+    from harness.runner.conversation import run_conversation_turn
     from harness.runner.engine import run_agent_async
-    from harness.runner.sessions import run_conversation_turn
 
     defn = lab.defn
     strategy = McpInjection(defn.external_mcp_injection)

@@ -308,7 +308,7 @@ async def _conversation_turn(
     """``--conversation ID``: fresh / healthy resume / expired reseed on the same agent
     (seed 000 §8, seed 001 §7), then the captured session id is stored."""
     from harness.events import TextDelta
-    from harness.runner.sessions import run_conversation_turn
+    from harness.runner.conversation import run_conversation_turn
     from harness.sessions import (
         SessionStore,
         TranscriptMessage,

@@ -1,10 +1,10 @@
 """The agent runner: one turn of one CLI, from spawn to a reaped process tree.
 
-``harness.run`` re-exports this API. Modules: :mod:`~harness.runner.engine` (the run
-loop), :mod:`~harness.runner.proctree` (owning and stopping the process tree),
-:mod:`~harness.runner.sessions` (two-way session setup), :mod:`~harness.runner.snapshot`
-(files written), :mod:`~harness.runner.status` (the close-status verdict, pure) and
-:mod:`~harness.runner.types` (request and result).
+Modules: :mod:`~harness.runner.engine` (the run loop), :mod:`~harness.runner.proctree`
+(owning and stopping the process tree), :mod:`~harness.runner.sessions` (two-way session
+setup), :mod:`~harness.runner.conversation` (a conversation turn: plan, run, store),
+:mod:`~harness.runner.snapshot` (files written), :mod:`~harness.runner.status` (the
+close-status verdict, pure) and :mod:`~harness.runner.types` (request and result).
 """
 
 from __future__ import annotations
