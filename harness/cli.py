@@ -15,7 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from harness import __version__
+from harness import __version__, commands
+from harness.commands.live import add_live_parser
 from harness.errors import HarnessError
 from harness.inputs import check_argv
 from harness.mcp_shapes import ACCEPTED_SHAPES
@@ -216,8 +217,6 @@ def _build_parser() -> argparse.ArgumentParser:
     conform.add_argument("--cache-dir", metavar="DIR", help="--real: installed CLIs cache")
     conform.add_argument("--record-dir", metavar="DIR", help="--real: record real runs here")
 
-    from harness.commands.live import add_live_parser
-
     add_live_parser(sub)
 
     mcp = sub.add_parser("mcp", help="external MCP injection: show a run's plan")
@@ -285,10 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    from harness.commands import run_command
-
     try:
-        return run_command(args, sys.stdout)
+        return commands.run_command(args, sys.stdout)
     except HarnessError as exc:
         return _usage_error(exc)
     except BrokenPipeError:

@@ -24,7 +24,6 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "check_argv",
     "check_json_depth",
-    "check_scenario",
     "decode_utf8",
     "read_text_file",
 ]
@@ -118,22 +117,3 @@ def check_argv(argv: Sequence[str]) -> None:
                 "the harness takes UTF-8 text arguments",
                 rule="CLIERR-UTF8-001",
             ) from None
-
-
-def check_scenario(name: str, *, cases: Sequence[str] = (), option: str = "--scenario") -> None:
-    """Refuse a fake or live scenario that is neither one of ``cases`` (a live recipe's case
-    ids), a bundled scenario name nor a readable scenario file, listing the known names
-    (CLIERR-SCENARIO-001)."""
-    from fake_clis.scenario import ScenarioError, list_scenarios, load_scenario
-
-    if name in cases:
-        return
-    try:
-        load_scenario(name)
-    except ScenarioError as exc:
-        if Path(name).suffix:  # a file: the reader names it and what is wrong in it
-            raise BadInputError(option, str(exc), rule="CLIERR-SCENARIO-001") from None
-        known = ", ".join(sorted({*cases, *list_scenarios()}))
-        raise BadInputError(
-            f"{option} {name}", f"unknown scenario; known: {known}", rule="CLIERR-SCENARIO-001"
-        ) from None

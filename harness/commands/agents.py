@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any, TextIO
 
-from harness.commands import load_defs
+from harness.commands.common import load_defs
 from harness.defs.types import AgentDef
 
 __all__ = ["agent_summary", "cmd_agents"]

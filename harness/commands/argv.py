@@ -26,10 +26,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness.commands import choose_def
+from harness.commands.common import choose_def
 from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeContext
 from harness.errors import HarnessError, PromptTooLargeError
+from harness.guards.budget import check_prompt_budget, explain_argv_prompt_limit
+from harness.guards.budget_generations import BudgetGeneration, budgets_for
+from harness.guards.command_line import check_windows_command_line
+from harness.guards.windows_cmdline import (
+    cmd_shim_command_line,
+    direct_exe_command_line,
+    is_cmd_shim,
+    looks_like_windows_path,
+)
 from harness.inputs import read_text_file
+from harness.launch import RealFileSystem, resolve_executable
+from harness.mcp import load_mcp_config, plan_injection
+from harness.redact import Redactor
+from harness.runner.prepare import SKILL_PROMPT_SEPARATOR
+from harness.skills import Skill, compose_skill_prompt, plan_staging
 
 __all__ = ["REDACTED", "cmd_argv", "render_command_line"]
 
@@ -54,13 +68,6 @@ def _capabilities(specs: list[str]) -> dict[str, bool]:
 
 def render_command_line(argv: list[str], platform: str) -> str:
     """``argv`` as one line: for Windows the line the launch path builds, else POSIX quoting."""
-    from harness.guards.windows_cmdline import (
-        cmd_shim_command_line,
-        direct_exe_command_line,
-        is_cmd_shim,
-        looks_like_windows_path,
-    )
-
     if platform == "win32":
         if is_cmd_shim(argv[0]):
             return cmd_shim_command_line(argv)
@@ -74,9 +81,6 @@ def _command_line_verdict(
     defn: AgentDef, resolved: str, built: list[str], prompt: str
 ) -> dict[str, Any]:
     """Whether every argument survives the Windows launch path (``launch`` names it)."""
-    from harness.guards.command_line import check_windows_command_line
-    from harness.guards.windows_cmdline import is_cmd_shim, looks_like_windows_path
-
     launch = (
         "cmd-shim"
         if is_cmd_shim(resolved)
@@ -104,8 +108,6 @@ def _resolved_bin(defn: AgentDef, args: argparse.Namespace, platform: str) -> st
         return str(args.bin)
     if platform != sys.platform:
         return defn.bin
-    from harness.launch import RealFileSystem, resolve_executable
-
     resolution = resolve_executable(
         defn, platform=platform, env=dict(os.environ), fs=RealFileSystem(), home=str(Path.home())
     )
@@ -113,9 +115,6 @@ def _resolved_bin(defn: AgentDef, args: argparse.Namespace, platform: str) -> st
 
 
 def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.guards.budget import check_prompt_budget, explain_argv_prompt_limit
-    from harness.guards.budget_generations import BudgetGeneration, budgets_for
-
     defn = choose_def(args, args.agent).defn
     platform = args.platform or sys.platform
     if platform not in ("win32", "darwin", "linux"):
@@ -249,11 +248,6 @@ def _adapter_preview(
     defn: AgentDef, args: argparse.Namespace, prompt: str
 ) -> tuple[dict[str, Any] | None, str, tuple[str, ...]]:
     """The MCP plan and the skill staging a run would do; pure (nothing is written)."""
-    from harness.mcp import load_mcp_config, plan_injection
-    from harness.redact import Redactor
-    from harness.runner.prepare import SKILL_PROMPT_SEPARATOR
-    from harness.skills import Skill, compose_skill_prompt, plan_staging
-
     mcp_file = getattr(args, "mcp_config", None)
     skill_sources: list[str] = list(getattr(args, "skill", None) or [])
     if not mcp_file and not skill_sources:

@@ -28,11 +28,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from harness.commands import load_defs
+from conformance import conform
+from conformance.baseline import load_baseline, load_flaky
+from conformance.checks import all_checks
+from conformance.conform import ProgressUpdate
+from conformance.reports import ReportMeta, html, json_report, junit, terminal
+from conformance.rules import all_rules
+from fake_clis.scenario import list_scenarios
+from harness import __version__
+from harness.commands.common import load_defs
 from harness.errors import BadInputError, HarnessError
 
 if TYPE_CHECKING:
-    from conformance.conform import ConformPlan, ProgressUpdate
+    from conformance.conform import ConformPlan
 
 __all__ = [
     "DEFAULT_OUT",
@@ -171,8 +179,6 @@ class TtyProgress:
         self.last = 0.0
 
     def start(self, plan: ConformPlan, jobs: int) -> None:
-        from conformance.conform import ProgressUpdate
-
         totals = {p.id: len(p.scenarios) if p.target.emulator else 0 for p in plan.defs}
         self.order = [p.id for p in plan.defs]
         self.state = {d: ProgressUpdate(d, 0, totals[d], "waiting") for d in self.order}
@@ -249,14 +255,6 @@ def _command_words(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
-    from conformance import conform
-    from conformance.baseline import load_baseline, load_flaky
-    from conformance.checks import all_checks
-    from conformance.reports import ReportMeta, html, json_report, junit, terminal
-    from conformance.rules import all_rules
-    from fake_clis.scenario import list_scenarios
-    from harness import __version__
-
     err = sys.stderr
     if args.jobs is not None and args.jobs < 1:
         raise HarnessError("--jobs must be at least 1", rule="CONFORM-CLI-001")

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from harness.commands import load_defs
+from harness.commands.common import load_defs
+from harness.detect import DetectionResult, detect_stream
 from harness.errors import UnknownAgentError
 
 __all__ = ["cmd_detect", "format_result"]
@@ -23,8 +24,6 @@ def _short(message: str, limit: int = 90) -> str:
 
 
 def format_result(result: object) -> str:
-    from harness.detect import DetectionResult
-
     assert isinstance(result, DetectionResult)
     if not result.available:
         why = "; ".join(_short(d.message) for d in result.diagnostics) or "not found"
@@ -47,8 +46,6 @@ def format_result(result: object) -> str:
 
 
 def cmd_detect(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.detect import detect_stream
-
     defs = load_defs(args)
     if args.agent:
         known = {d.id for d in defs}

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from harness.dsh_setup import DshSetupError, SetupFailure, SetupStatus, setup_dsh
 from harness.errors import HarnessError
 
 __all__ = ["cmd_dsh"]
@@ -39,8 +40,6 @@ def _ask_on_terminal(question: str) -> bool:
 def cmd_dsh(args: argparse.Namespace, out: TextIO) -> int:
     if getattr(args, "dsh_command", None) != "setup":
         raise HarnessError("harness dsh: give a subcommand: setup")
-    from harness.dsh_setup import DshSetupError, SetupFailure, SetupStatus, setup_dsh
-
     interactive = not args.yes and sys.stdin.isatty()
     try:
         report = setup_dsh(

@@ -12,8 +12,10 @@ import json
 import sys
 from typing import TextIO
 
-from harness.commands import load_defs
+from fake_clis.scenario import list_scenarios
+from harness.commands.common import load_defs
 from harness.errors import HarnessError, UnknownAgentError
+from harness.fakes_install import install_fakes, list_fakes
 
 __all__ = ["WINDOWS_LAUNCHER_CHOICES", "cmd_fakes"]
 
@@ -36,8 +38,6 @@ WINDOWS_LAUNCHER_CHOICES: dict[str, tuple[str, ...]] = {
 
 
 def _install(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.fakes_install import install_fakes
-
     defs = load_defs(args)
     if args.agent:
         known = {d.id for d in defs}
@@ -67,9 +67,6 @@ def _install(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _list(args: argparse.Namespace, out: TextIO) -> int:
-    from fake_clis.scenario import list_scenarios
-    from harness.fakes_install import list_fakes
-
     entries = list_fakes()
     scenarios = list_scenarios()
     if args.json:

@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
+from harness.defs.types import AgentDef
 from harness.errors import HarnessError
 from harness.events import Event
 
@@ -53,15 +54,16 @@ def add_live_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
+    # start-up: cli imports this module to build its parser; only `harness live` loads this
     from harness.live.recipes import RECIPE_DIR, load_recipes
 
     if args.live_command == "recipes":
-        from harness.live.recipes import main as recipes_main
+        from harness.live.recipes import main as recipes_main  # start-up, as above
 
         return recipes_main([args.dir] if args.dir else [str(RECIPE_DIR)])
     cache = Path(args.cache) if getattr(args, "cache", None) else None
     if args.live_command == "install":
-        from harness.live.install import InstallError, install_recipe
+        from harness.live.install import InstallError, install_recipe  # start-up, as above
 
         recipes = load_recipes()
         ids = args.ids or sorted(recipes)
@@ -81,8 +83,9 @@ def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"{agent}: install failed: {exc}", file=out)
                 status = 1
         return status
+    # start-up, as above: the def registry and the recipes load only for `harness live`
+    from harness.commands.common import check_scenario
     from harness.defs.registry import get_agent_def
-    from harness.inputs import check_scenario
     from harness.live.recipes import recipe_for
 
     defn = get_agent_def(args.id)
@@ -112,6 +115,7 @@ def _print_event(out: TextIO, as_json: bool) -> object:
 def _check_record(raw: str, force: bool) -> None:
     """USERFILE-RECORD-001: refuse, before anything runs, to replace FILE or a file the
     recording of a multi-turn or continued run writes beside it, unless ``force``."""
+    # start-up: the record command's module loads the runner; only --record needs it
     from harness.commands.record import RecordOutputError, check_out_path
 
     target = check_out_path(raw, force=force)
@@ -129,11 +133,10 @@ def _check_record(raw: str, force: bool) -> None:
         )
 
 
-def _run(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO) -> int:
-    from harness.defs.types import AgentDef
+def _run(args: argparse.Namespace, defn: AgentDef, cache: Path | None, out: TextIO) -> int:
+    # start-up: harness.live.session loads the model server (aiohttp)
     from harness.live.session import LiveNotInstalled, LiveUnavailable, run_live
 
-    assert isinstance(defn, AgentDef)
     if args.record and not args.fake:
         _check_record(args.record, bool(args.force))
     try:
@@ -199,11 +202,10 @@ def _network(run: object) -> object:
     return {"sealed": True, "launches": net.launches, "attempts": [str(a) for a in net.attempts]}
 
 
-def _diff(args: argparse.Namespace, defn: object, cache: Path | None, out: TextIO) -> int:
-    from harness.defs.types import AgentDef
+def _diff(args: argparse.Namespace, defn: AgentDef, cache: Path | None, out: TextIO) -> int:
+    # start-up: harness.live.conform loads the model server and the conformance checks
     from harness.live.conform import CliReport, real_findings
 
-    assert isinstance(defn, AgentDef)
     status = 0
     report = CliReport(defn.id)
     found = real_findings(

@@ -20,17 +20,17 @@ import json
 import os
 from typing import TextIO
 
-from harness.commands import load_defs
+from harness.commands.common import load_defs
+from harness.defs.registry import get_agent_def
 from harness.errors import HarnessError
+from harness.mcp.inject import plan_injection
+from harness.mcp.journal import JOURNAL_NAME, recover
+from harness.mcp.servers import load_mcp_config
 
 __all__ = ["cmd_mcp"]
 
 
 def cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.defs.registry import get_agent_def
-    from harness.mcp.inject import plan_injection
-    from harness.mcp.servers import load_mcp_config
-
     command = getattr(args, "mcp_command", None)
     if command == "restore":
         return _restore(args, out)
@@ -59,8 +59,6 @@ def cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _restore(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.mcp.journal import JOURNAL_NAME, recover
-
     directory = os.path.abspath(args.dir)
     if not os.path.isdir(directory):
         raise HarnessError(f"harness mcp restore: {directory} is not a directory")

@@ -32,8 +32,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, TextIO
 
+from harness.capture import adapter_for, parse_host_input, replay_capture
+from harness.capture.driver import capture_values
+from harness.commands.common import choose_def
 from harness.errors import HarnessError
 from harness.events import Event, Raw, event_json_line
+from harness.formats import UnknownStreamFormatError, create_parser, two_way_formats
 from harness.render import format_event
 
 if TYPE_CHECKING:
@@ -54,8 +58,6 @@ def _resolve(args: argparse.Namespace) -> tuple[str, str | None, AgentDef | None
     if by_def == bool(args.format):
         raise HarnessError("give exactly one of --agent ID (or --def FILE) or --format FORMAT")
     if by_def:
-        from harness.commands import choose_def
-
         defn = choose_def(args, args.agent).defn
         return defn.stream_format, args.parser or defn.event_parser, defn
     return str(args.format), args.parser, None
@@ -105,8 +107,6 @@ def _read_chunks(handle: IO[bytes], path: str, size: int) -> Iterator[bytes]:
 
 
 def cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.formats import UnknownStreamFormatError, create_parser, two_way_formats
-
     stream_format, dialect, defn = _resolve(args)
     if args.chunk is not None and args.chunk < 1:
         raise HarnessError(f"--chunk must be >= 1, got {args.chunk}")
@@ -160,9 +160,6 @@ def _replay(
     frames: bool,
     host_input: str | None,
 ) -> int:
-    from harness.capture import adapter_for, parse_host_input, replay_capture
-    from harness.capture.driver import capture_values
-
     # PARSE-MEMORY-001: the capture is read in chunks (twice when the request is
     # synthesized from its handshake) and each event is printed as the session emits it.
     adapter = adapter_for(stream_format)

@@ -49,13 +49,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from harness.commands.common import load_defs
+from harness.defs.registry import get_agent_def
 from harness.errors import HarnessError
+from harness.events import Event, event_json_line
+from harness.inputs import read_text_file
+from harness.launch import path_env_key
+from harness.record import Expectation, RunRecorder, continuation_path
+from harness.render import format_event
+from harness.run import run_probe
+from harness.runner import RunRequest, run_agent_async
+from harness.secrets import secret_values
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from harness.defs.types import AgentDef
-    from harness.record import Expectation, RunRecorder
     from harness.runner import RunResult
 
 __all__ = [
@@ -121,9 +130,6 @@ class RecordTarget:
         are the names the caller set for this run; the header keeps them beside the def's
         declared ones.
         """
-        from harness.record import RunRecorder
-        from harness.secrets import secret_values
-
         home = env.get("HOME") or env.get("USERPROFILE")
         return RunRecorder(
             self.path,
@@ -146,8 +152,6 @@ def check_out_path(raw: str, *, force: bool = False) -> RecordTarget:
     Nothing at ``raw`` is opened: a temp file is created in its directory and removed
     again, so a refused run leaves nothing behind and an existing file is not touched.
     """
-    from harness.record import continuation_path
-
     if not raw:
         raise RecordOutputError(raw, "the path is empty")
     path = Path(raw)
@@ -241,9 +245,6 @@ def probe_cli_version(
     defn: AgentDef, command: str, env: Mapping[str, str], cwd: str | None = None
 ) -> str | None:
     """``CMD <version_args>`` (seed 002 §5.4), bounded; its first stdout line, or ``None``."""
-    from harness.launch import path_env_key
-    from harness.run import run_probe
-
     path = env.get(path_env_key(env, sys.platform))
     found = command if os.path.dirname(command) else shutil.which(command, path=path)
     if found is None:
@@ -265,8 +266,6 @@ def _prompt(args: argparse.Namespace) -> str:
     if args.prompt is not None and args.prompt_file:
         raise HarnessError("harness record: give --prompt or --prompt-file, not both")
     if args.prompt_file:
-        from harness.inputs import read_text_file
-
         return read_text_file(args.prompt_file, label=f"--prompt-file {args.prompt_file}")
     return str(args.prompt or "")
 
@@ -289,13 +288,6 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_record(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.commands import load_defs
-    from harness.defs.registry import get_agent_def
-    from harness.events import Event, event_json_line
-    from harness.record import Expectation
-    from harness.render import format_event
-    from harness.runner import RunRequest, run_agent_async
-
     defn = get_agent_def(args.agent, load_defs(args))
     command = _command(args)
     target = check_out_path(args.out, force=bool(getattr(args, "force", False)))

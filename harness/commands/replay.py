@@ -28,7 +28,10 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import HarnessError
 from harness.events import event_json_line
+from harness.record import scan_recording
 from harness.render import format_event
+from harness.replay import SystemClock, replay_recording
+from harness.replay_budget import PLATFORMS
 
 if TYPE_CHECKING:
     from harness.events import Event
@@ -95,10 +98,6 @@ def _replay(path: Path, args: argparse.Namespace, out: TextIO) -> bool:
     """Replay one recording and print it; whether it passed. The file is checked whole
     first, then its stdout streamed through the parser and each event printed as it comes
     (design §Reliability: memory does not grow with the recording)."""
-    from harness.record import scan_recording
-    from harness.replay import SystemClock, replay_recording
-    from harness.replay_budget import PLATFORMS
-
     scan = scan_recording(path)
     printer = _Printer(path, scan.header, args)
     result = replay_recording(

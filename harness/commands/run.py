@@ -33,7 +33,8 @@ import tempfile
 import uuid
 from typing import TYPE_CHECKING, Any, TextIO
 
-from harness.commands import choose_def
+from conformance.fakes import fake_for
+from harness.commands.common import check_scenario, choose_def
 from harness.commands.record import (
     EXIT_INTERRUPTED,
     check_out_path,
@@ -41,11 +42,23 @@ from harness.commands.record import (
     recording_json,
     recording_line,
 )
+from harness.defs.types import ResumeStyle
 from harness.errors import HarnessError
+from harness.events import Event, TextDelta, event_json_line
+from harness.fakes_install import install_fakes
+from harness.inputs import read_text_file
+from harness.launch import path_env_key
+from harness.mcp import injection_secrets, load_mcp_config
+from harness.mcp.bundles import load_run_tool_bundle
+from harness.mcp.journal import JOURNAL_NAME, recover
+from harness.render import format_event
+from harness.runner import RunRequest, RunResult, run_agent_async
+from harness.runner.conversation import run_conversation_turn
+from harness.runner.engine import CancelOnSignals, EventRetention
+from harness.sessions import SessionStore, TranscriptMessage, TranscriptStore, default_state_dir
 
 if TYPE_CHECKING:
     from harness.defs.types import AgentDef
-    from harness.runner.engine import CancelOnSignals
 
 __all__ = ["DEFAULT_FAKE_PROMPT", "cmd_run", "format_summary"]
 
@@ -60,15 +73,11 @@ def _prompt(args: argparse.Namespace) -> str:
             return DEFAULT_FAKE_PROMPT
         raise HarnessError("harness run: give --prompt TEXT or --prompt @FILE")
     if raw.startswith("@"):
-        from harness.inputs import read_text_file
-
         return read_text_file(raw[1:], label=f"--prompt {raw}")
     return raw
 
 
 def format_summary(result: object) -> list[str]:
-    from harness.runner import RunResult
-
     assert isinstance(result, RunResult)
     if result.exit_code is not None:
         how = f"exit {result.exit_code}"
@@ -101,8 +110,6 @@ def format_summary(result: object) -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
-    from harness.runner.engine import CancelOnSignals
-
     # SIG-CANCEL-001: from here on a signal cancels the run (or, before it, stops it from
     # starting) and every cleanup below still runs.
     with CancelOnSignals() as signals:
@@ -120,27 +127,16 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 def _played_by(defn: AgentDef) -> dict[str, str]:
     """The fake that plays ``defn`` (an author's derived def: its built-in's; RUN-FAKES-001),
     chosen as ``harness conform`` chooses it."""
-    from conformance.fakes import fake_for
-
     emulator, _ = fake_for(defn)
     return {defn.id: emulator} if emulator is not None else {}
 
 
 def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int:
-    from harness.defs.types import ResumeStyle
-    from harness.events import Event, event_json_line
-    from harness.launch import path_env_key
-    from harness.render import format_event
-    from harness.runner import RunRequest, run_agent_async
-    from harness.runner.engine import EventRetention
-
     chosen = choose_def(args, args.agent)
     defn = chosen.defn
     if args.scenario and not args.fake:
         raise HarnessError("--scenario needs --fake")
     if args.scenario:
-        from harness.inputs import check_scenario
-
         check_scenario(args.scenario)
     if args.cancel_after is not None and args.cancel_after < 0:
         raise HarnessError("--cancel-after must be >= 0 seconds")
@@ -163,8 +159,6 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
 
     with contextlib.ExitStack() as stack:
         if args.fake:
-            from harness.fakes_install import install_fakes
-
             bin_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="harness-fakes-"))
             report = install_fakes(
                 bin_dir, chosen.family, agents=[defn.id], played_by=_played_by(defn)
@@ -230,8 +224,6 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
             if recorder is not None:
                 recorder.close()
 
-    from harness.runner import RunResult
-
     assert isinstance(result, RunResult)
     if args.json:
         out.write(json.dumps({"summary": result.to_json(include_events=False)}) + "\n")
@@ -256,8 +248,6 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
 def _recover_journal(cwd: str) -> None:
     """SIG-JOURNAL-002: files a killed run left injected in ``cwd`` come back before this run
     (a journal held by a harness still running is left to it)."""
-    from harness.mcp.journal import JOURNAL_NAME, recover
-
     if not os.path.isfile(os.path.join(cwd, JOURNAL_NAME)):
         return
     report = recover(cwd)  # a journal that cannot be read stops the run, naming it
@@ -269,9 +259,6 @@ def _adapter_layer_fields(args: argparse.Namespace) -> dict[str, Any]:
     """``RunRequest`` fields for ``--mcp-config``, ``--tool-bundle``, ``--sandbox``,
     ``--skill``, ``--projects-root`` and ``--agent-version`` (seed 002 §8.1 / §8.4, seed 000
     §4). The MCP secrets go to ``RunRequest.secrets`` so no output shows them."""
-    from harness.mcp import injection_secrets, load_mcp_config
-    from harness.mcp.bundles import load_run_tool_bundle
-
     fields: dict[str, Any] = {}
     mcp_file = getattr(args, "mcp_config", None)
     servers = load_mcp_config(mcp_file) if mcp_file else ()
@@ -307,15 +294,6 @@ async def _conversation_turn(
 ) -> object:
     """``--conversation ID``: fresh / healthy resume / expired reseed on the same agent
     (seed 000 §8, seed 001 §7), then the captured session id is stored."""
-    from harness.events import TextDelta
-    from harness.runner.conversation import run_conversation_turn
-    from harness.sessions import (
-        SessionStore,
-        TranscriptMessage,
-        TranscriptStore,
-        default_state_dir,
-    )
-
     if args.resume:
         raise HarnessError("--conversation decides the resume itself; drop --resume")
     state = os.path.abspath(args.session_store or default_state_dir())
