@@ -14,6 +14,8 @@ import pkgutil
 import re
 from dataclasses import dataclass
 
+from conformance.rules.citations import resolve
+
 __all__ = ["RULE_ID_PATTERN", "Rule", "Tier", "all_rules", "get_rule"]
 
 RULE_ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{3}$")
@@ -64,10 +66,9 @@ class Rule:
     @property
     def links(self) -> tuple[str, ...]:
         """Where the citation points, repository-relative: ``docs/spec/<file>.md#<anchor>``
-        per cited section (see :func:`conformance.rules.spec.resolve`); raises
-        :class:`~conformance.rules.spec.CitationError` for a citation no section can hold."""
-        from conformance.rules.spec import resolve
-
+        per cited section (see :func:`conformance.rules.citations.resolve`); raises
+        :class:`~conformance.rules.citations.CitationError` for a citation no section can
+        hold."""
         return resolve(self.citation)
 
 
