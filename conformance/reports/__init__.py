@@ -5,8 +5,8 @@
 * :mod:`.html` — one self-contained page: the defs × rules matrix, evidence on click.
 * :mod:`.terminal` — a compact verdict table, coloured on a TTY.
 
-Each module has ``render(verdict, meta) -> str``; :func:`write_reports` writes the
-file kinds into a directory. The time and tool version come in through
+Each module has ``render(verdict, meta) -> str``; :func:`.files.write_reports` writes
+the file kinds into a directory. The time and tool version come in through
 :class:`ReportMeta`: the writers never read a clock. Every report that shows a
 rule's citation also shows where it points in ``docs/spec/`` (:func:`rule_links`).
 """
@@ -14,9 +14,7 @@ rule's citation also shows where it points in ``docs/spec/`` (:func:`rule_links`
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from conformance.evidence import Direction, Evidence
 from conformance.rules import Rule
@@ -37,7 +35,6 @@ __all__ = [
     "outcome_groups",
     "rule_links",
     "spec_href",
-    "write_reports",
 ]
 
 #: What each disposition is called in every report.
@@ -230,24 +227,3 @@ def cell_text(verdict: Verdict, cell: Cell) -> str:
     if cell.evidence is not None:
         parts.append(evidence_text(cell.evidence))
     return "\n".join(parts)
-
-
-def write_reports(
-    verdict: Verdict, meta: ReportMeta, kinds: Iterable[str], out_dir: str | Path
-) -> dict[str, Path]:
-    """Write each file report kind (``json``, ``junit``, ``html``) into ``out_dir``."""
-    from conformance.reports import html, json_report, junit
-
-    renderers = {"json": json_report.render, "junit": junit.render, "html": html.render}
-    wanted = list(dict.fromkeys(kinds))
-    unknown = [k for k in wanted if k not in renderers]
-    if unknown:
-        raise ValueError(f"unknown report kind(s) {unknown}; known: {', '.join(FILE_KINDS)}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
-    for kind in wanted:
-        path = out / FILE_NAMES[kind]
-        path.write_text(renderers[kind](verdict, meta), encoding="utf-8", newline="\n")
-        written[kind] = path
-    return written

@@ -31,9 +31,9 @@ from conformance.reports import (
     json_report,
     junit,
     terminal,
-    write_reports,
 )
 from conformance.reports import html as html_report
+from conformance.reports.files import write_reports
 from conformance.verdicts import Disposition, Status
 from tests.conformance import (
     DEFS,
