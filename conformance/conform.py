@@ -651,8 +651,7 @@ class _Runner:
 
     async def run_one(self, job: RunJob, rule_ids: Sequence[str] | None = None) -> list[Outcome]:
         """One fake run, judged by the def's run-level rules (or ``rule_ids``)."""
-        from conformance.checks import evaluate_run
-        from conformance.checks.runs import observe_run
+        from conformance.checks.runs import evaluate_run, observe_run
         from fake_clis.scenario import load_scenario
         from harness.runner import is_substantive, run_agent_async
 

@@ -351,7 +351,8 @@ def _judge_marked_rules(item: pytest.Item) -> list[str]:
     ids = _marked_rules(item)
     if not ids:
         return []
-    from conformance.checks import all_checks, evaluate_def, evaluate_run
+    from conformance.checks import all_checks, evaluate_def
+    from conformance.checks.runs import evaluate_run
 
     rules = _rules(item.config)
     checks = all_checks()

@@ -5,7 +5,8 @@ A check is a plain function registered with :func:`check`:
 * ``level="def"`` checks take a :class:`DefSubject` (one def, the set it is checked in,
   and where it came from) and need no run (:mod:`conformance.checks.defs`);
 * ``level="run"`` checks take a :class:`~conformance.checks.runs.RunObservation`, which a
-  live run and a replay both produce (:mod:`conformance.checks.runs`).
+  live run and a replay both produce, judged by :func:`~conformance.checks.runs.evaluate_run`
+  (:mod:`conformance.checks.runs`).
 
 Every check returns a :class:`Finding`: ``pass``, ``fail`` (with
 :class:`~conformance.evidence.Evidence` whose summary names the rule), ``skipped`` (its
@@ -41,11 +42,11 @@ __all__ = [
     "all_checks",
     "check",
     "evaluate_def",
-    "evaluate_run",
     "failed",
     "not_tested",
     "passed",
     "registry_problems",
+    "select_checks",
     "skipped",
     "to_outcomes",
 ]
@@ -247,7 +248,8 @@ def all_checks(level: Level | None = None) -> dict[str, Check]:
     return {rid: c for rid, c in sorted(_REGISTRY.items()) if level in (None, c.level)}
 
 
-def _selected(level: Level, rule_ids: Iterable[str] | None) -> dict[str, Check]:
+def select_checks(level: Level, rule_ids: Iterable[str] | None) -> dict[str, Check]:
+    """The checks of ``level`` (all, or those of ``rule_ids``; an id without one is a KeyError)."""
     checks = all_checks(level)
     if rule_ids is None:
         return checks
@@ -268,30 +270,7 @@ def evaluate_def(
 ) -> dict[str, Finding]:
     """Run the def-level checks on ``defn`` (all of them, or ``rule_ids``)."""
     subject = DefSubject(defn, tuple(siblings), source, max_examples)
-    return {rid: chk.run(subject) for rid, chk in _selected("def", rule_ids).items()}
-
-
-def evaluate_run(obs: Any, *, rule_ids: Iterable[str] | None = None) -> dict[str, Finding]:
-    """Run the run-level checks on one :class:`~conformance.checks.runs.RunObservation`.
-
-    A rule whose ``formats`` do not include the run's stream format is skipped here, so
-    no check needs to repeat that test.
-    """
-    from conformance.checks.runs import RunObservation
-
-    if not isinstance(obs, RunObservation):
-        raise TypeError(f"evaluate_run() needs a RunObservation, got {type(obs).__name__}")
-    catalog = all_rules()
-    out: dict[str, Finding] = {}
-    for rid, chk in _selected("run", rule_ids).items():
-        formats = catalog[rid].formats
-        if "*" not in formats and obs.stream_format not in formats:
-            out[rid] = skipped(
-                f"{rid} covers the formats {', '.join(formats)}, not {obs.stream_format}"
-            )
-            continue
-        out[rid] = chk.run(obs)
-    return out
+    return {rid: chk.run(subject) for rid, chk in select_checks("def", rule_ids).items()}
 
 
 def to_outcomes(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import signal as _signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from conformance.checks import Finding, check, failed, passed, skipped
+from conformance.checks import Finding, check, failed, passed, select_checks, skipped
 from conformance.evidence import Direction, Frame
+from conformance.rules import all_rules
 from fake_clis.scenario import Scenario, Step
 from harness.formats import find_format, keeps_turn_bookkeeping
 from harness.schemas import load_schema
@@ -51,6 +52,7 @@ __all__ = [
     "SUCCESS_STATUSES",
     "TERMINAL_STATUSES",
     "RunObservation",
+    "evaluate_run",
     "fault_free",
     "observe_replay",
     "observe_run",
@@ -917,3 +919,26 @@ def _first_spelling(data: bytes, secret: str) -> int:
     """The offset of the first spelling of ``secret`` in ``data`` (raw, escaped, encoded), -1."""
     offsets = [at for spelling in spellings(secret) if (at := data.find(spelling)) >= 0]
     return min(offsets, default=-1)
+
+
+def evaluate_run(
+    obs: RunObservation, *, rule_ids: Iterable[str] | None = None
+) -> dict[str, Finding]:
+    """Run the run-level checks on one :class:`~conformance.checks.runs.RunObservation`.
+
+    A rule whose ``formats`` do not include the run's stream format is skipped here, so
+    no check needs to repeat that test.
+    """
+    if not isinstance(obs, RunObservation):
+        raise TypeError(f"evaluate_run() needs a RunObservation, got {type(obs).__name__}")
+    catalog = all_rules()
+    out: dict[str, Finding] = {}
+    for rid, chk in select_checks("run", rule_ids).items():
+        formats = catalog[rid].formats
+        if "*" not in formats and obs.stream_format not in formats:
+            out[rid] = skipped(
+                f"{rid} covers the formats {', '.join(formats)}, not {obs.stream_format}"
+            )
+            continue
+        out[rid] = chk.run(obs)
+    return out

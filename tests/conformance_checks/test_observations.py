@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.checks import Finding, all_checks, evaluate_run
-from conformance.checks.runs import RunObservation, observe_replay, observe_run
+from conformance.checks import Finding, all_checks
+from conformance.checks.runs import RunObservation, evaluate_run, observe_replay, observe_run
 from conformance.verdicts import Status
 from fake_clis.scenario import load_scenario
 from harness.defs.registry import BUILTIN_DEFS, BUILTIN_REGISTRY

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.checks import Finding, all_checks, evaluate_run
-from conformance.checks.runs import RunObservation, fault_free
+from conformance.checks import Finding, all_checks
+from conformance.checks.runs import RunObservation, evaluate_run, fault_free
 from conformance.verdicts import Status
 from fake_clis.scenario import load_scenario
 from harness.events import (

@@ -21,8 +21,7 @@ from typing import Any
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from conformance.checks import evaluate_run
-from conformance.checks.runs import observe_replay
+from conformance.checks.runs import evaluate_run, observe_replay
 from conformance.rules import all_rules
 from conformance.snapshots import EventStreamExtension, normalize_events
 from conformance.verdicts import Status
