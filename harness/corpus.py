@@ -43,16 +43,39 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from fake_clis.catalog import all_specs, unemulated_steps
+from fake_clis.scenario import SCENARIO_DIR, list_scenarios, load_scenario
+from harness.defs.registry import BUILTIN_DEFS
+from harness.defs.transport import select_transport, transport_names
 from harness.defs.types import AgentDef
+from harness.fakes_install import install_fakes
 from harness.formats import is_two_way
-from harness.record import Expectation, RunRecorder, load_recording, parse_recording
+from harness.launch import path_env_key
+from harness.record import (
+    Chunk,
+    Direction,
+    ExitInfo,
+    Expectation,
+    Recording,
+    RecordingError,
+    RecordingHeader,
+    RunRecorder,
+    continuation_path,
+    format_recording,
+    load_recording,
+    parse_recording,
+)
+from harness.replay import replay_recording
+from harness.runner import RunRequest, run_agent
+from harness.runner.user_cancel import run_cancelled_after
 
 if TYPE_CHECKING:
-    from harness.runner.types import RunError, RunRequest, RunResult
+    from harness.runner.types import RunError, RunResult
 
 __all__ = [
     "CORPUS_DIR",
@@ -112,10 +135,6 @@ class FormatChoice:
 def format_choices(formats: Iterable[str] | None = None) -> list[FormatChoice]:
     """One choice per stream format that some built-in def with a fake reaches, sorted by
     format: the first such def in registry order, through the first such transport."""
-    from fake_clis.catalog import all_specs
-    from harness.defs.registry import BUILTIN_DEFS
-    from harness.defs.transport import select_transport, transport_names
-
     specs = all_specs()
     chosen: dict[str, FormatChoice] = {}
     for defn in BUILTIN_DEFS:
@@ -201,8 +220,6 @@ HANG_DEADLINE_MS = 2500
 def run_plan(scenario_name: str) -> RunPlan:
     """How to run ``scenario_name`` so that it ends on its own or by the deadline it is
     meant to hit (RUN-TIMEOUT-FIRST-001, RUN-TIMEOUT-IDLE-001)."""
-    from fake_clis.scenario import load_scenario
-
     case = _CANCEL_BY_NAME.get(scenario_name)
     if case is not None:
         return RunPlan(cancel_after_text_ms=case.after_text_ms, steps=case.steps)
@@ -220,8 +237,6 @@ def run_plan(scenario_name: str) -> RunPlan:
 
 def _scenario_file(scenario_name: str, plan: RunPlan, where: Path) -> str:
     """The scenario to give the fake: its name, or a copy with the plan's step options."""
-    from fake_clis.scenario import SCENARIO_DIR
-
     if plan.steps is not None:
         path = where / f"{scenario_name}.json"
         data = {"name": scenario_name, "description": scenario_name, "steps": list(plan.steps)}
@@ -256,8 +271,6 @@ class _World:
         return self.root / "cwd"
 
     def env(self, scenario: str) -> dict[str, str]:
-        from harness.launch import path_env_key
-
         base = {k: v for k, v in os.environ.items() if k.upper() in ("SYSTEMROOT", "COMSPEC")}
         key = path_env_key(dict(os.environ), sys.platform)
         system_path = os.pathsep.join(
@@ -278,9 +291,6 @@ class _World:
 
 
 def _make_world(root: Path, choice: FormatChoice) -> _World:
-    from harness.defs.registry import BUILTIN_DEFS
-    from harness.fakes_install import install_fakes
-
     world = _World(root)
     world.home.mkdir(parents=True, exist_ok=True)
     world.cwd.mkdir(parents=True, exist_ok=True)
@@ -309,9 +319,6 @@ def record_scenario(choice: FormatChoice, scenario_name: str) -> list[Recorded]:
     """Run ``choice``'s fake through the real runner on ``scenario_name`` and return the
     recording (placeholders for cwd, home and the sandbox root), two when the run went on
     in a new process (RECORD-CONTINUE-001); :func:`generate_scenario` sets ``expect``."""
-    from harness.record import continuation_path
-    from harness.runner import RunRequest
-
     plan = run_plan(scenario_name)
     with tempfile.TemporaryDirectory(prefix="harness-corpus-") as tmp:
         world = _make_world(Path(tmp), choice)
@@ -353,9 +360,6 @@ def record_scenario(choice: FormatChoice, scenario_name: str) -> list[Recorded]:
 def _run(request: RunRequest, tap: RunRecorder, cancel_after_text_ms: int | None) -> RunResult:
     """Run ``request`` recorded; a cancel case is cancelled ``cancel_after_text_ms`` after
     its first text (:func:`~harness.runner.user_cancel.run_cancelled_after`)."""
-    from harness.runner import run_agent
-    from harness.runner.user_cancel import run_cancelled_after
-
     if cancel_after_text_ms is None:
         return run_agent(request, tap=tap)
     return run_cancelled_after(request, cancel_after_text_ms, tap=tap)
@@ -411,8 +415,6 @@ def _with_expect(text: str, expect: Expectation) -> str:
 def generate_scenario(choice: FormatChoice, scenario_name: str) -> list[tuple[str, Recorded]]:
     """Each generated recording's final text (``expect`` set) and the live run behind it:
     one, or two for a run continued in a new process."""
-    from harness.replay import replay_recording
-
     out: list[tuple[str, Recorded]] = []
     for recorded in record_scenario(choice, scenario_name):
         replayed = replay_recording(parse_recording(recorded.text.encode("utf-8")))
@@ -461,15 +463,6 @@ class EdgeCase:
 
     def text(self) -> str:
         """The recording file: header, one stdout chunk per piece 10 ms apart, the exit."""
-        from harness.record import (
-            Chunk,
-            Direction,
-            ExitInfo,
-            Recording,
-            RecordingHeader,
-            format_recording,
-        )
-
         header = RecordingHeader(
             agent=self.agent,
             stream_format=self.stream_format,
@@ -939,9 +932,6 @@ def planned_scenarios(stream_format: str) -> list[str]:
     """The fake scenarios recorded for ``stream_format``: every scenario, except that the
     oversize one is kept only for :data:`OVERSIZE_FORMATS` (a 1 MiB line each), and a
     scenario with an optional step the format's fake does not emulate is left out."""
-    from fake_clis.catalog import unemulated_steps
-    from fake_clis.scenario import list_scenarios, load_scenario
-
     agent = format_choices([stream_format])[0].agent
     out: list[str] = []
     for name in list_scenarios():
@@ -959,8 +949,6 @@ def planned_scenarios(stream_format: str) -> list[str]:
 
 def _description(name: str) -> tuple[str, set[str]]:
     """A planned run's README description and its scenario's step kinds."""
-    from fake_clis.scenario import load_scenario
-
     case = _CANCEL_BY_NAME.get(name)
     if case is not None:
         return case.description, {str(s["kind"]) for s in case.steps}
@@ -1013,8 +1001,6 @@ def regenerate(
 ) -> list[str]:
     """Re-record every planned fake run and rewrite every edge case under ``root`` (only
     ``formats`` when given), then the README; returns the paths written."""
-    from concurrent.futures import ThreadPoolExecutor
-
     wanted = None if formats is None else list(formats)
     choices = format_choices(wanted)
     texts = planned_paths(wanted)
@@ -1062,8 +1048,6 @@ def check(root: Path = CORPUS_DIR, formats: Iterable[str] | None = None) -> list
     """What ``regen`` would change, without running anything: planned recordings that are
     missing or unreadable or lack ``expect``, edge cases whose file differs from
     :data:`EDGE_CASES`, and README problems (CORPUS-GEN-001, CORPUS-README-001)."""
-    from harness.record import RecordingError
-
     problems: list[str] = []
     for rel in planned_paths(formats):
         path = root / rel

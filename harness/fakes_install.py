@@ -53,6 +53,7 @@ import compileall
 import functools
 import io
 import os
+import platform
 import re
 import stat
 import string
@@ -64,6 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import fake_clis
+from fake_clis.catalog import emulator_module_of, present_emulators
 from harness.defs.types import AgentDef
 from harness.errors import HarnessError
 
@@ -129,8 +131,6 @@ class InstallReport:
 
 def list_fakes() -> list[FakeEntry]:
     """Every emulator that is present, by agent id (sorted)."""
-    from fake_clis.catalog import present_emulators
-
     entries: list[FakeEntry] = []
     for name, module in present_emulators():
         for agent_id, spec in getattr(module, "SPECS", {}).items():
@@ -177,8 +177,6 @@ def shim_text(agent_id: str, python: str, platform: str) -> str:
 
 @functools.cache
 def _emulator_module(agent_id: str) -> str | None:
-    from fake_clis.catalog import emulator_module_of
-
     return emulator_module_of(agent_id)
 
 
@@ -213,8 +211,6 @@ def launcher_name(machine: str | None = None, pointer_bits: int | None = None) -
     A pure function of its two arguments, so every branch is checked on any OS.
     """
     if machine is None:
-        import platform
-
         machine = platform.machine()
     if pointer_bits is None:
         pointer_bits = 64 if sys.maxsize > 2**32 else 32
@@ -233,6 +229,7 @@ def launcher_name(machine: str | None = None, pointer_bits: int | None = None) -
 def _launcher_stub(name: str) -> bytes:
     """The launcher's bytes, read through distlib's resource API (once per name)."""
     try:
+        # only .exe launchers (Windows fakes) need distlib; a missing one is reported
         from distlib.resources import finder  # type: ignore[import-untyped]
     except ImportError as exc:
         raise HarnessError(

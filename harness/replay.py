@@ -67,6 +67,8 @@ from harness.capture.driver import (
     parse_host_input,
     replay_capture,
 )
+from harness.defs.registry import BUILTIN_REGISTRY
+from harness.defs.transport import select_transport
 from harness.defs.types import AgentDef
 from harness.errors import HarnessError
 from harness.events import Error, Event, TextDelta, ThinkingDelta, ToolUse
@@ -698,9 +700,6 @@ class _Rechunked:
 def _def_for(header: RecordingHeader, defn: AgentDef | None) -> AgentDef | None:
     """The def whose fields configure the session: ``defn``, else the built-in named by the
     header, seen through the recorded transport; ``None`` when its format differs."""
-    from harness.defs.registry import BUILTIN_REGISTRY
-    from harness.defs.transport import select_transport
-
     candidate = defn if defn is not None else BUILTIN_REGISTRY.get(header.agent)
     if candidate is None:
         return None

@@ -59,7 +59,10 @@ from harness.formats import (
     session_spec,
     two_way_formats,
 )
+from harness.protocols.acp import MODEL_CONFIG_IDS
+from harness.protocols.amr_continuation import CONTINUE_METHOD, ContinuationEvidence, parse_cursor
 from harness.protocols.base import SessionRequest, TwoWaySession
+from harness.protocols.codex_app_server import APPROVAL_POLICIES, SANDBOX_MODES
 
 __all__ = [
     "PLACEHOLDER_CWD",
@@ -270,12 +273,6 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
         """seed 000 §12: a recording of the process that continued an interrupted turn
         (``session/load`` then ``_session/continue`` with the cursor) is replayed by the
         continuing session, built from the durable id and the cursor it sent."""
-        from harness.protocols.amr_continuation import (
-            CONTINUE_METHOD,
-            ContinuationEvidence,
-            parse_cursor,
-        )
-
         continues = self._requests(host_frames, CONTINUE_METHOD)
         loads = self._requests(host_frames, "session/load")
         if not continues or not loads:
@@ -317,8 +314,6 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
 
     @staticmethod
     def _configured_model(result: Any) -> str | None:
-        from harness.protocols.acp import MODEL_CONFIG_IDS
-
         options = result.get("configOptions") if isinstance(result, dict) else None
         for option in options if isinstance(options, list) else []:
             if (
@@ -330,8 +325,6 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
         return None
 
     def _host(self, frames: Sequence[Any]) -> SessionRequest:
-        from harness.protocols.acp import MODEL_CONFIG_IDS
-
         prompts = self._requests(frames, "session/prompt")
         if not prompts:
             prompts = self._requests(frames, "_session/continue")
@@ -435,8 +428,6 @@ class AppServerCaptureAdapter(_JsonRpcAdapter):
         ``APPROVAL_POLICIES``): another spelling would make ``start`` refuse the
         request, and the frame comparison reports the difference instead.
         """
-        from harness.protocols.codex_app_server import APPROVAL_POLICIES, SANDBOX_MODES
-
         extra: dict[str, Any] = {}
         sandbox = thread.get("sandbox")
         if sandbox in SANDBOX_MODES:

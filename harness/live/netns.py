@@ -383,7 +383,7 @@ _IFF_UP = 0x1
 
 
 def _loopback_up() -> None:
-    import fcntl
+    import fcntl  # Linux only (live mode's network namespace): no fcntl on Windows
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         ifr = struct.pack("16sh22x", b"lo", 0)

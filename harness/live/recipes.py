@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -29,6 +30,7 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 
+from fake_clis.scenario import SCENARIO_DIR
 from harness.defs.types import AgentDef, BuildOptions, ResumeStyle
 from harness.errors import HarnessError
 from harness.schemas import load_schema
@@ -282,8 +284,6 @@ def _argv(raw: Any) -> ArgvSpec:
 
 
 def _scenario_dir() -> Path:
-    from fake_clis.scenario import SCENARIO_DIR
-
     return SCENARIO_DIR
 
 
@@ -529,8 +529,6 @@ def check_recipe_against_def(recipe: Recipe, defn: AgentDef) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m harness.live.recipes [DIR]``: validate every recipe, print one line each."""
-    import sys
-
     args = sys.argv[1:] if argv is None else argv
     directory = Path(args[0]) if args else RECIPE_DIR
     status = 0

@@ -216,7 +216,7 @@ def _locked(directory: str) -> Iterator[_Dir]:
         raise JournalError(directory, f"cannot open the directory: {exc.strerror}") from None
     try:
         if sys.platform != "win32":
-            import fcntl
+            import fcntl  # POSIX only: Windows has no fcntl
 
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield _Dir(directory, fd)

@@ -123,7 +123,7 @@ class Job:
 
 def _close_handle(handle: int) -> None:
     if sys.platform == "win32":
-        import ctypes
+        import ctypes  # Windows only: kernel32 exists there alone
 
         ctypes.WinDLL("kernel32", use_last_error=True).CloseHandle(handle)
 
