@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.parsers import _lines, claude_turn
 from harness.events import Event, event_json_line, json_safe
-from harness.streams import create_parser
+from harness.formats import create_parser
 
 TARGET = 0.6
 
