@@ -7,6 +7,7 @@
    input divided by the time for 1 MB. Target: <= 4.8 (no quadratic
    buffering). Measured for every parser on a multi-line stream, and for the
    line decoder and the plain parser on one single 4 MB text line.
+3. 1-byte feeds against 64 KiB feeds of the same bytes, per format (a figure, no target).
 
 Run: ``python benchmarks/parsers.py [--quick] [--only TEXT] [--cpu]``. Prints a
 table; exits 1 when a target is missed. Timings are ratios within one process,
@@ -265,6 +266,16 @@ def main() -> int:
             b"y" * small,
             b"y" * large,
         )
+
+    # 3. What a byte-at-a-time producer costs: the no-newline path of ``feed`` (figure only).
+    tiny = 64 * 1024 if opts.quick else 256 * 1024
+    print(f"\n1-byte feeds: time(1-byte chunks) / time(64 KiB chunks) on {tiny >> 10} KB")
+    for name, (fmt, dialect, turn) in formats.items():
+        data = synth(turn, tiny)[:tiny]
+        feeds = functools.partial(run_parser, fmt, dialect, data)
+        t_big = best_of(repeat, functools.partial(feeds, 64 * 1024), clock)
+        t_one = best_of(repeat, functools.partial(feeds, 1), clock)
+        print(f"{name:48} {t_big:8.3f} {t_one:8.3f} {t_one / t_big:6.1f}x")
     return 1 if failed else 0
 
 

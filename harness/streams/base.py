@@ -65,7 +65,10 @@ class JsonlStreamParser:
     # -- public -------------------------------------------------------------
 
     def feed(self, data: bytes) -> list[Event]:
-        for item in self._decoder.feed(data):
+        items = self._decoder.feed(data)
+        if not items and not self._out:
+            return []  # no line completed: the common case of small feeds
+        for item in items:
             self._item(item)
         return self._take()
 

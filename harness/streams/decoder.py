@@ -110,12 +110,15 @@ class LineDecoder:
         if self._finished:
             raise RuntimeError("LineDecoder.feed() called after finish()")
         out: list[DecodedItem] = []
-        if not data:
+        # A piece of a line (1-byte feeds): buffered with no split and no list. ``10 in``
+        # (the int form) is a plain memchr; ``b"\n" in`` first tries the byte as an int.
+        if 10 not in data:
+            if self._head is None and len(self._buf) + len(data) <= self._max:
+                self._buf += data
+            else:
+                self._append_partial(data)
             return out
         parts = data.split(b"\n")
-        if len(parts) == 1:
-            self._append_partial(parts[0])
-            return out
         # The first part completes whatever was buffered from earlier chunks.
         first = parts[0]
         if self._head is not None:
