@@ -1,8 +1,8 @@
 """The one table of stream formats, and every lookup the engine makes in it.
 
 Keyed by wire format only, never by agent id (design principle 2). A new format is one
-:class:`FormatSpec` in :data:`FORMATS` (``docs/design/formats.md``); the dispatch below,
-the def checks, the runner, capture replay and conformance all read it from here.
+:class:`FormatSpec` in ``_SPECS`` (``docs/design/formats.md``); the dispatch below, the
+def checks, the runner, capture replay and conformance all read it from here.
 """
 
 from __future__ import annotations
@@ -186,7 +186,11 @@ def known_dialects(stream_format: str) -> frozenset[str]:
 
 
 def validate_stream_format(stream_format: str, event_parser: str | None) -> None:
-    """Raise :class:`UnknownStreamFormatError` unless the pair names a real parser/session."""
+    """Raise :class:`UnknownStreamFormatError` unless the pair names a real parser/session.
+
+    DEF-FORMAT-001: a def's ``stream_format`` / ``event_parser`` route to a parser or
+    session the engine has (seed 000 §1).
+    """
     spec = format_spec(stream_format)
     if spec.two_way:
         return
