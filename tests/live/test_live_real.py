@@ -99,3 +99,29 @@ def test_a_live_cli_runs_with_loopback_as_the_only_network() -> None:
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["outcome"] == "succeeded" and out["text"] == "Hello from the fake model. PONG."
     assert out["n"] >= 1 and all(h.startswith("127.0.0.1:") for h in out["hosts"]), out
+
+
+@pytest.mark.rule("RECORD-LADDER-001", "REPLAY-CANCEL-LADDER-001", "REPLAY-CANCEL-FRAMES-001")
+def test_a_cancelled_real_pi_run_is_recorded_with_its_ladder(tmp_path: Path) -> None:
+    """The real pi, cancelled while the scripted model holds its stream open (the recipe's
+    ``cancel`` case): the recording keeps the ladder and replays as the cancel it was."""
+    from harness.ladder import StepKind
+    from harness.live.session import run_live
+    from harness.record import load_recording
+    from harness.replay import replay_recording
+
+    _need("pi")
+    path = tmp_path / "pi-cancel.jsonl"
+    run = run_live(get_agent_def("pi"), "cancel", record=path)
+    try:
+        assert [t.result.status.value for t in run.turns] == ["cancelled"]
+    finally:
+        run.dirs.cleanup()
+    recording = load_recording(path)
+    kinds = [s.kind for s in recording.steps]
+    assert kinds[0] is StepKind.CANCEL and kinds[-1] is StepKind.REAPED
+    result = replay_recording(recording)
+    verdicts = {f.rule: f.verdict for f in result.findings}
+    assert verdicts["REPLAY-CANCEL-FRAMES-001"] == "pass", result.findings
+    assert "fail" not in verdicts.values(), result.findings
+    assert result.status is not None and result.status.value == "cancelled"
