@@ -51,6 +51,14 @@ RULES = (
         _FORMAT,
     ),
     Rule(
+        "COPILOT-SESSION-001",
+        Tier.MANDATORY,
+        "A result's sessionId string becomes status 'session' with that session_id, before "
+        "its usage.",
+        "design §Normalized events",
+        _FORMAT,
+    ),
+    Rule(
         "COPILOT-RAW-001",
         Tier.MANDATORY,
         "A line that yields no normalized event (unknown type, non-JSON, empty payload) "

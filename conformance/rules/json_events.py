@@ -206,6 +206,11 @@ RULES = (
         "ref §2.2",
     ),
     _rule(
+        "GEMINI-SESSION-001",
+        "init's session_id string rides on its initializing status as session_id.",
+        "design §Normalized events",
+    ),
+    _rule(
         "GEMINI-TEXT-001",
         "Assistant message text becomes text_delta; the user message echo is consumed.",
         "ref §2.2",

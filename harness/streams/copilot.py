@@ -20,7 +20,10 @@ wire                                    event
 ``session.error{data.message}``         ``error{message, code: data.errorType,
                                         terminal: false}`` (COPILOT-ERROR-001)
 ``result{success, exitCode, usage}``    ``usage{usage, stop_reason: completed|error,
-                                        duration_ms: usage.sessionDurationMs}``
+                                        duration_ms: usage.sessionDurationMs}``;
+                                        a ``sessionId`` string first gives
+                                        ``status{label: session, session_id}``
+                                        (COPILOT-SESSION-001)
 ======================================  =========================================
 
 **Divergence from upstream (design principle 3).** Upstream drops every
@@ -136,6 +139,11 @@ class CopilotStreamParser(JsonlStreamParser):
         # completed when success is true OR exitCode is 0 (a result without a
         # numeric exitCode but success: true is not an error).
         usage = obj.get("usage")
+        session = obj.get("sessionId")
+        if isinstance(session, str) and session:
+            # COPILOT-SESSION-001 (design §Normalized events): the id copilot prints on its
+            # result, the only line that carries it (upstream dropped it).
+            self.emit(Status(label="session", session_id=session))
         completed = obj.get("success") is True or _is_js_zero(obj.get("exitCode"))
         duration = usage.get("sessionDurationMs") if isinstance(usage, dict) else None
         self.emit(

@@ -10,7 +10,7 @@ tool, the next ``<artifact>…</artifact>`` block in assistant text is dropped
 whatever its content; prose without a pending ``<art…`` candidate disarms.
 This is local to this module (the claude guard is a separate, richer one).
 
-Rules: GEMINI-INIT-001, GEMINI-TEXT-001, GEMINI-TOOL-001, GEMINI-TODO-001,
+Rules: GEMINI-INIT-001, GEMINI-SESSION-001, GEMINI-TEXT-001, GEMINI-TOOL-001, GEMINI-TODO-001,
 GEMINI-SEVERITY-001, GEMINI-RESULT-001, GEMINI-ARTIFACT-001.
 """
 
@@ -167,9 +167,16 @@ class GeminiHandler:
 
         if kind == "init":
             # GEMINI-INIT-001 (ref §1.3): init -> status initializing with the model.
+            # GEMINI-SESSION-001 (design §Normalized events): the session id the CLI prints
+            # there rides on it (upstream dropped it; gemini 0.61 prints one).
             model = obj.get("model")
+            session = obj.get("session_id")
             self._emit(
-                Status(label="initializing", model=model if isinstance(model, str) else None)
+                Status(
+                    label="initializing",
+                    model=model if isinstance(model, str) else None,
+                    session_id=session if isinstance(session, str) and session else None,
+                )
             )
             return True
         if kind == "message" and obj.get("role") == "user":

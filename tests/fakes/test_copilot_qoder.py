@@ -130,7 +130,8 @@ def test_copilot_happy_run(fake: FakeCli) -> None:
     events = copilot_events(result)
     statuses = events_of(events, Status)
     assert statuses[0].label == "initializing" and statuses[0].model == "claude-sonnet-4.6"
-    assert [s.label for s in statuses[1:]] == ["streaming", "streaming"]
+    assert [s.label for s in statuses[1:]] == ["streaming", "streaming", "session"]
+    assert statuses[-1].session_id  # the result names the session (COPILOT-SESSION-001)
     assert [e.delta for e in events_of(events, ThinkingDelta)] == ["The user wants a page."]
     assert [e.delta for e in events_of(events, TextDelta)] == [
         "I'll create ",

@@ -3,6 +3,7 @@ with evidence naming the side that diverged and both transcripts."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -319,3 +320,59 @@ def test_the_per_cli_report_sums_scenarios_requests_attempts_and_time(tmp_path: 
         assert "not sealed on this OS (darwin)" in report.line()
     finally:
         run.dirs.cleanup()
+
+
+#: A session id a CLI prints in a JSON line of its stdout.
+_PRINTED_ID = re.compile(rb'"(?:session_?[iI][dD]|sessionId)"\s*:\s*"([^"]+)"')
+_REAL_DIR = Path(__file__).resolve().parents[2] / "recordings" / "real"
+
+
+def _succeeded(path: Path) -> bool:
+    last = path.read_text(encoding="utf-8").rstrip("\n").rsplit("\n", 1)[-1]
+    return '"exit":{"code":0,' in last.replace(" ", "")
+
+
+#: The real runs that succeeded (a failed one may name its session on an error frame only:
+#: opencode does).
+_REAL = [p for p in sorted(_REAL_DIR.glob("*/*.jsonl")) if _succeeded(p)]
+
+
+@pytest.mark.rule("LIVE-DIFF-SESSION-001", "GEMINI-SESSION-001", "COPILOT-SESSION-001")
+@pytest.mark.parametrize("path", _REAL, ids=lambda p: f"{p.parent.name}.{p.stem}")
+def test_a_session_id_the_real_cli_printed_is_captured(path: Path) -> None:
+    """Where a real CLI prints a session id in a run that succeeds, its parser captures it:
+    the rule then compares ids instead of passing with nothing on either side."""
+    from harness.record import Direction, load_recording
+    from harness.replay import replay_recording
+
+    recording = load_recording(path)
+    assert recording.exit.code == 0
+    printed = {
+        m.group(1).decode() for m in _PRINTED_ID.finditer(recording.stream(Direction.STDOUT))
+    }
+    events = replay_recording(recording).events
+    captured = {e.session_id for e in events if isinstance(e, Status) and e.session_id}
+    assert printed <= captured, f"printed {sorted(printed)}, captured {sorted(captured)}"
+    if path.parent.name in ("gemini", "copilot") and path.stem in ("text", "happy"):
+        assert printed  # these CLIs print one: the check above is not empty
+
+
+@pytest.mark.rule("LIVE-DIFF-SESSION-001")
+@pytest.mark.parametrize(
+    ("agent", "verdict"),
+    [("gemini", "pass"), ("copilot", "pass"), ("qwen", "skipped"), ("aider", "skipped")],
+)
+def test_the_session_rule_compares_ids_where_the_cli_prints_one(
+    tmp_path: Path, agent: str, verdict: str
+) -> None:
+    """gemini and copilot print a session id (their fakes too): the rule compares it; qwen
+    and aider print plain text with none: the rule is skipped, not passed."""
+    defn = get_agent_def(agent)
+    runs = [run_live(defn, "text", side="fake", work_base=tmp_path) for _ in range(2)]
+    try:
+        a, b = (side_from_run(f"fake{i}", r) for i, r in enumerate(runs))
+        finding = dict(compare_sides(a, b, scenario="text"))["LIVE-DIFF-SESSION-001"]
+        assert finding.status.value == verdict, finding.reason
+    finally:
+        for r in runs:
+            r.dirs.cleanup()

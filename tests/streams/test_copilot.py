@@ -426,3 +426,17 @@ def test_session_error_is_one_error_that_does_not_end_the_stream() -> None:
     for data in ({"message": ""}, {"message": 7}, {}):
         line = {"type": "session.error", "data": data}
         assert [type(e) for e in one(line)] == [Raw]
+
+
+@pytest.mark.rule("COPILOT-SESSION-001", "COPILOT-RESULT-001")
+def test_the_results_session_id_is_a_status_before_its_usage() -> None:
+    sid = "a88e367d-5c63-4c4b-95f0-48eadafc30d8"
+    events = parse(
+        jsonl(
+            {"type": "result", "sessionId": sid, "exitCode": 0},
+            {"type": "result", "sessionId": "", "exitCode": 0},
+            {"type": "result", "sessionId": 7, "exitCode": 0},
+        )
+    )
+    done = Usage(usage=None, stop_reason="completed", duration_ms=None)
+    assert events == [Status(label="session", session_id=sid), done, done, done]

@@ -4,7 +4,7 @@ Wire lines are written by hand from wire §A.5 "Gemini CLI" (``init``,
 ``message``, ``tool_use``, ``tool_result``, ``error``, ``result``) and ref §2.2
 "gemini" (mapping, write_todos, the simple artifact-echo suppression).
 
-Rules: GEMINI-INIT-001, GEMINI-TEXT-001, GEMINI-TOOL-001, GEMINI-TODO-001,
+Rules: GEMINI-INIT-001, GEMINI-SESSION-001, GEMINI-TEXT-001, GEMINI-TOOL-001, GEMINI-TODO-001,
 GEMINI-SEVERITY-001, GEMINI-RESULT-001, GEMINI-ARTIFACT-001, JSONEV-CHUNK-001.
 """
 
@@ -53,9 +53,25 @@ def text_of(events: list[dict[str, Any]]) -> str:
 
 @pytest.mark.rule("GEMINI-INIT-001")
 def test_gemini_init_001_init_status() -> None:
-    init = {"type": "init", "timestamp": TS, "session_id": "8d2f0b7e", "model": "gemini-3.8-flash"}
+    init = {"type": "init", "timestamp": TS, "model": "gemini-3.8-flash"}
     assert parse(init) == [{"type": "status", "label": "initializing", "model": "gemini-3.8-flash"}]
     assert parse({"type": "init", "model": 3}) == [{"type": "status", "label": "initializing"}]
+
+
+@pytest.mark.rule("GEMINI-SESSION-001", "GEMINI-INIT-001")
+def test_gemini_session_001_init_session_id_is_captured() -> None:
+    init = {"type": "init", "timestamp": TS, "session_id": "8d2f0b7e", "model": "gemini-3.8-flash"}
+    assert parse(init) == [
+        {
+            "type": "status",
+            "label": "initializing",
+            "model": "gemini-3.8-flash",
+            "session_id": "8d2f0b7e",
+        }
+    ]
+    for odd in (None, "", 42, ["8d2f0b7e"]):
+        status = parse({"type": "init", "session_id": odd})
+        assert status == [{"type": "status", "label": "initializing"}], odd
 
 
 # -- GEMINI-TEXT-001 --------------------------------------------------------------
