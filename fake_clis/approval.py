@@ -190,8 +190,9 @@ NO_TERMINAL_PROMPT: Mapping[str, str] = {
         "mode it is given (seed 000 §5.3, §10)"
     ),
     "grok-build": (
-        "the seeds document no approval prompt or posture flag for the `--prompt-file` print "
-        "mode the def targets (seed 002 §6.2; ref §8.3)"
+        "grok 0.2.111 in --prompt-file mode never asks: without --always-approve it drops the "
+        "model's first tool call and ends the turn (exit 0), so the def passes that flag "
+        "(observed offline against the scripted model server)"
     ),
     "antigravity": (
         "print mode (`agy -p -`) has no approval prompt in the seeds; failures go to the log "

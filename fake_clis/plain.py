@@ -128,6 +128,9 @@ class _Plain:
     #: Print only the final answer: the text of a model message that a tool call follows
     #: is not printed (qwen 0.24.4, recordings/real/qwen/happy.jsonl).
     final_answer_only = False
+    #: A tool call that is not approved ends the turn: nothing after it is printed and the
+    #: process exits 0 (grok 0.2.111 without ``--always-approve``).
+    denial_ends_turn = False
 
     def __init__(self, run: FakeRun, prompt: str) -> None:
         self.run = run
@@ -167,7 +170,8 @@ class _Plain:
             self.run.out_raw(chunk.encode("utf-8"))
         self.run.out_raw(b"\n")
 
-    def tool(self, step: Step) -> None:
+    def tool(self, step: Step) -> bool:
+        """Render one tool call; False when it was not approved (and did not run)."""
         kind = str(step.get("tool", "other"))
         if kind == "write":
             name, target = "write_file", str(step.get("path", "file.txt"))
@@ -179,13 +183,14 @@ class _Plain:
         ok = not bool(step.get("is_error", False))
         if not self.approve(kind, target):
             self.denied(step, name, target)
-            return
+            return False
         output = str(step.get("output", ""))
         if kind == "write":
             if ok:
                 self.run.write_file(target, str(step.get("content", "")))
             output = output or f"Wrote {target}"
         self.show_tool(step, name, target, ok, output)
+        return True
 
     def denied(self, step: Step, name: str, target: str) -> None:
         self.show_tool(step, name, target, False, f"{name} was not approved")
@@ -222,7 +227,8 @@ class _Plain:
             elif step.kind == "thinking":
                 self.thinking(step)
             elif step.kind == "tool":
-                self.tool(step)
+                if not self.tool(step) and self.denial_ends_turn:
+                    break
             elif step.kind == "usage":
                 self.usage(step)
             elif step.kind == "api_error":
@@ -1038,6 +1044,7 @@ _GROK_OPTIONS: tuple[Option, ...] = (
     ("-p, --prompt", "<PROMPT>", "Prompt text (headless)"),
     ("-m, --model", "<MODEL>", "Model to use"),
     ("--effort", "<EFFORT>", "Reasoning effort [possible values: low, medium, high, xhigh, max]"),
+    ("--always-approve", "", "Auto-approve all tool executions"),
     ("-V, --version", "", "Print version"),
     ("-h, --help", "", "Print help"),
 )
@@ -1052,7 +1059,26 @@ _GROK_MODELS = (
 
 
 class _Grok(_Plain):
+    """grok in ``--prompt-file`` mode never asks: without ``--always-approve`` the model's
+    first tool call is dropped and the turn ends there, exit 0 (grok 0.2.111, offline)."""
+
     agent = "grok-build"
+    denial_ends_turn = True
+
+    def approve(self, kind: str, target: str) -> bool:
+        return self.run.parsed.has("--always-approve")
+
+    def denied(self, step: Step, name: str, target: str) -> None:
+        """Nothing is printed for the dropped call."""
+
+    def write_text(self, chunks: list[str]) -> None:
+        """The model's messages run together; one newline ends the answer (finish)."""
+        for chunk in chunks:
+            self.run.out_raw(chunk.encode("utf-8"))
+
+    def finish(self) -> None:
+        if self.answer:
+            self.run.out_raw(b"\n")
 
     def api_error(self, step: Step) -> None:
         status = int(step.get("status", 500))

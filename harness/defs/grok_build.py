@@ -6,6 +6,10 @@ Invocation: ``grok --prompt-file <path> [--model M] [--effort R]`` (seed 002 §1
 "new" generation). A missing path raises (seed 002 §6.2 and §9 ⑧: ``defs/grok-build.ts:81-83``
 throws because the daemon, not the user, broke the contract; rule DEF-FILE-001).
 
+Headless posture (seed 000 §10: a def never relies on an interactive approval): grok 0.2.111
+in ``--prompt-file`` mode does not ask; without ``--always-approve`` it drops the model's first
+tool call and ends the turn with exit 0, so the def passes ``--always-approve``.
+
 ``grok models`` prints one id per line plus header lines such as ``Default model: grok-build``;
 :func:`parse_grok_models` keeps only single-token lines (ref §8.3: line-separated, 10 s).
 """
@@ -28,6 +32,8 @@ from harness.errors import AgentDefError
 __all__ = ["AGENT_DEF", "parse_grok_models"]
 
 _ID = "grok-build"
+#: Tools run without an approval nobody could give (see the module docstring).
+_HEADLESS = ("--always-approve",)
 
 
 def parse_grok_models(stdout: str) -> list[ModelOption] | None:
@@ -64,7 +70,7 @@ def _build_args(
             "file prompt delivery needs the prompt file path before build_args",
             rule="DEF-FILE-001",
         )
-    args = ["--prompt-file", context.prompt_file_path]
+    args = ["--prompt-file", context.prompt_file_path, *_HEADLESS]
     if options.model and options.model != DEFAULT_MODEL_OPTION.id:
         args += ["--model", options.model]
     if options.reasoning and options.reasoning != DEFAULT_MODEL_OPTION.id:
@@ -79,6 +85,7 @@ AGENT_DEF = AgentDef(
     build_args=_build_args,
     stream_format="plain",
     prompt_delivery=PromptDelivery.FILE,
+    headless_flags=_HEADLESS,
     list_models=ListModels(args=("models",), parse=parse_grok_models, timeout_ms=10_000),
     fallback_models=(
         DEFAULT_MODEL_OPTION,

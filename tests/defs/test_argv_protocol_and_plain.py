@@ -195,6 +195,7 @@ HEADLESS = {
     "atomcode": ("-y",),
     "deepseek": ("--auto",),
     "qwen": ("--yolo",),
+    "grok-build": ("--always-approve",),
 }
 
 
@@ -819,16 +820,21 @@ def test_deepseek_argv() -> None:
 def test_grok_build_argv_and_models() -> None:
     defn = PLAIN_DEFS["grok-build"]
     assert defn.bin == "grok"
-    assert argv(defn) == ["--prompt-file", PROMPT_FILE]
+    assert argv(defn) == ["--prompt-file", PROMPT_FILE, "--always-approve"]
     assert argv(defn, options=BuildOptions(model="grok-4.3", reasoning="high")) == [
         "--prompt-file",
         PROMPT_FILE,
+        "--always-approve",
         "--model",
         "grok-4.3",
         "--effort",
         "high",
     ]
-    assert argv(defn, options=BuildOptions(reasoning="default")) == ["--prompt-file", PROMPT_FILE]
+    assert argv(defn, options=BuildOptions(reasoning="default")) == [
+        "--prompt-file",
+        PROMPT_FILE,
+        "--always-approve",
+    ]
     assert defn.prompt_delivery is PromptDelivery.FILE
     assert defn.list_models is not None and defn.list_models.args == ("models",)
     listing = "Default model: grok-build\nAvailable models:\ngrok-build\ngrok-4.3\n\ngrok-4.3\n"

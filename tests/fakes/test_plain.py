@@ -77,6 +77,10 @@ def test_happy_run_of_each_plain_cli(fake: FakeCli, agent: str) -> None:
         # qwen 0.24.4 prints the final answer only: not the text before the write, and no
         # echo of the written file (recordings/real/qwen/happy.jsonl).
         assert result.out == "Done: hello.html is ready.\n"
+    elif agent == "grok-build":
+        # grok 0.2.111 runs the model's messages together and ends the answer with one
+        # newline (recordings/real/grok-build/happy.jsonl).
+        assert result.out == "I'll create the page.Done: hello.html is ready.\n"
     else:
         assert "I'll create the page.\n" in result.out
         assert "Done: hello.html is ready.\n" in result.out
@@ -432,7 +436,8 @@ def test_plain_fault_steps(fake: FakeCli) -> None:
     assert crashed.out == "Starting.\nthis line never ends"
     assert text_of(events(crashed)) == crashed.out
     exited = run_def(fake, "grok-build", scenario="exit_code")
-    assert (exited.code, exited.out) == (7, "Partial.\n")
+    # grok ends its answer with a newline only when the turn completes
+    assert (exited.code, exited.out) == (7, "Partial.")
     oversize = run_def(fake, "deepseek", scenario="oversize")
     lines = oversize.out.split("\n")
     assert lines[0] == "Before." and len(lines[1]) == 2 * 1024 * 1024 and lines[2] == "After."
@@ -525,3 +530,23 @@ def test_plain_sessions(fake: FakeCli) -> None:
     run_def(fake, "aider", scenario="text")
     restored = run_def(fake, "aider", scenario="text", extra=("--restore-chat-history",))
     assert restored.record["resumed"] is True and restored.record["prior_turns"] == 1
+
+
+@pytest.mark.rule("FAKE-PLAIN-001")
+def test_grok_without_always_approve_drops_the_tool_call_and_ends_the_turn(
+    fake: FakeCli, tmp_path: Path
+) -> None:
+    """As grok 0.2.111 does in --prompt-file mode: no question, no tool, the text so far,
+    exit 0; with the def's --always-approve the file is written."""
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text(PROMPT, encoding="utf-8")
+    dropped = fake.run("grok-build", ["--prompt-file", str(prompt)], scenario="happy")
+    assert dropped.code == 0, dropped.err
+    assert not (fake.cwd / "hello.html").exists()
+    assert dropped.out.strip() == "I'll create the page."
+    approved = fake.run(
+        "grok-build", ["--prompt-file", str(prompt), "--always-approve"], scenario="happy"
+    )
+    assert approved.code == 0, approved.err
+    assert (fake.cwd / "hello.html").is_file()
+    assert approved.out == "I'll create the page.Done: hello.html is ready.\n"
