@@ -36,12 +36,12 @@ from harness.modelserver.app import resolve_route
 
 #: Recipes that run their real CLI offline here (verified by hand, see each ``source``).
 LIVE = ("opencode", "byok-opencode", "gemini", "qwen", "copilot", "kimi", "kilo", "vibe",
-        "hermes", "aider", "codebuddy", "reasonix", "deepseek-harness")
+        "hermes", "aider", "codebuddy", "reasonix", "deepseek-harness", "grok-build")
 #: ACP agents among them (at least two ACP agents).
 ACP = ("kimi", "kilo", "vibe", "hermes", "reasonix")
 #: Defs with a public CLI that cannot run offline here: skip recipes with the reason.
 SKIPS = ("amp", "amr", "antigravity", "atomcode", "cursor-agent", "deepseek",
-         "devin", "grok-build", "kiro", "mimo", "prime-agent", "trae-cli")
+         "devin", "kiro", "mimo", "prime-agent", "trae-cli")
 #: "text, tool-call (file written), shell, error ... scenarios".
 REQUIRED_SCENARIOS = {"text", "happy", "shell", "api_error"}
 #: How a real CLI ends the api_error scenario when that is not "failed" (seen live, pinned
