@@ -109,9 +109,9 @@ def test_json_report_validates_and_holds_every_outcome(validator: Draft202012Val
         lambda r: r["summary"]["by_disposition"].pop("stale"),
         lambda r: r.update(surprise=True),
         # A fail outcome without evidence breaks CONFORM-EVIDENCE-001 in the file too.
-        lambda r: next(
-            o for c in r["cells"] for o in c["outcomes"] if o["status"] == "fail"
-        ).pop("evidence"),
+        lambda r: next(o for c in r["cells"] for o in c["outcomes"] if o["status"] == "fail").pop(
+            "evidence"
+        ),
         # A failure's evidence belongs to one scenario.
         lambda r: next(
             o for c in r["cells"] for o in c["outcomes"] if o["status"] == "fail"
