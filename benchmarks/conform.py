@@ -81,13 +81,14 @@ class _Counter:
             adapter_layer._observe = real_observe
 
 
-def run_conform(agents: list[str], jobs: int | None) -> tuple[int, float, float, _Counter]:
-    """Exit code, wall s, CPU s (this process and its children) of one conform."""
+def run_conform(agents: list[str], jobs: int | None) -> tuple[int, float, float, _Counter, str]:
+    """Exit code, wall s, CPU s (this process and its children) of one conform, and what
+    its terminal report says needs attention."""
     from harness.cli import main
 
     counter = _Counter()
     with tempfile.TemporaryDirectory(prefix="bench-conform-") as tmp:
-        argv = ["conform", "--report", "json", "--out", tmp]
+        argv = ["conform", "--report", "json", "--report", "terminal", "--out", tmp]
         for agent in agents:
             argv += ["--agent", agent]
         if jobs is not None:
@@ -99,7 +100,9 @@ def run_conform(agents: list[str], jobs: int | None) -> tuple[int, float, float,
             code = main(argv)
         wall = time.perf_counter() - wall0
         cpu = time.process_time() + _children_cpu() - cpu0
-    return code, wall, cpu, counter
+    report = sink.getvalue()
+    attention = report[report.find("Needs attention:") :] if "Needs attention:" in report else ""
+    return code, wall, cpu, counter, attention
 
 
 def main() -> int:
@@ -112,7 +115,7 @@ def main() -> int:
     defs = len(args.agent) or len(BUILTIN_DEFS)
     bare = bare_start_s()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    code, wall, cpu, counter = run_conform(args.agent, args.jobs)
+    code, wall, cpu, counter, attention = run_conform(args.agent, args.jobs)
     if code not in (0, 1):
         print(f"harness conform could not run (exit {code})")
         return 1
@@ -123,6 +126,8 @@ def main() -> int:
     print(f"  processes {counter.popens:7d}     (x bare start-up {bare * 1000:.1f} ms = "
           f"{counter.popens * bare:.1f} s CPU)")
     print(f"  adapter-layer observations {counter.observations} for {defs} defs")
+    if attention:
+        print(attention.rstrip())
     return 0
 
 
