@@ -218,6 +218,7 @@ def observe_replay(
     """A replayed recording as an observation; its status is classified from the recorded
     exit, the session's finish and the events, as the live runner classifies a run."""
     from harness.events import Error
+    from harness.failures import has_output
     from harness.prompt import is_clean_terminal_turn
     from harness.record import Direction as RecDirection
     from harness.runner.status import CloseFacts, classify_close_status
@@ -234,6 +235,8 @@ def observe_replay(
         stream_error=any(isinstance(e, Error) for e in replay.events),
         turn_completed_cleanly=keeps_turn_bookkeeping(header.stream_format)
         and any(is_clean_terminal_turn(e) for e in replay.events),
+        # FIDELITY-EMPTY-001, as the live runner judges it (a replay sees no files).
+        empty_output=not has_output(replay.events),
     )
 
     def texts(direction: RecDirection) -> tuple[str, ...]:

@@ -65,4 +65,44 @@ RULES = (
         citation="seed 002 §6.3; ref §4.1",
         formats=(),
     ),
+    Rule(
+        id="FIDELITY-EMPTY-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A run that ends without any output a person can use (no text, thinking, tool "
+            "call or result, artifact or written file) fails with AGENT_EMPTY_OUTPUT, even "
+            "with exit 0."
+        ),
+        citation="seed 000 §5.10; seed 002 §4.4",
+    ),
+    Rule(
+        id="FIDELITY-AUTH-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A failure nothing in the stream explains whose stderr or CLI log carries an "
+            "authentication signature fails with AGENT_AUTH_REQUIRED and the def's guidance "
+            "(DeepSeek: its config file and key variable), else the host's generic one."
+        ),
+        citation="seed 000 §5.11; ref §5.4",
+    ),
+    Rule(
+        id="FIDELITY-FAILURE-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "Such a failure is classified as ref §5.4 orders it: authentication before "
+            "RATE_LIMITED before UPSTREAM_UNAVAILABLE; a bare status number counts only with "
+            "HTTP context, never as an exit code."
+        ),
+        citation="ref §5.4",
+    ),
+    Rule(
+        id="FIDELITY-LOGFILE-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A def silent on failure (agy print mode) gets a fresh log file the runner "
+            "creates, passes before -p, reads after a failed run to classify it, and removes."
+        ),
+        citation="seed 002 §4.4",
+        formats=("plain",),
+    ),
 )

@@ -47,4 +47,7 @@ AGENT_DEF = AgentDef(
     stream_format="plain",
     prompt_delivery=PromptDelivery.STDIN,
     supports_custom_model=False,
+    # seed 002 §4.4 (FIDELITY-LOGFILE-001): print mode is silent on failure; the log says why.
+    agent_log_file=True,
+    auth_guidance="Open agy once in a terminal and sign in to your Google account, then retry.",
 )

@@ -58,6 +58,12 @@ AGENT_DEF = AgentDef(
     prompt_delivery=PromptDelivery.ARGV,
     max_prompt_arg_bytes=30_000,
     prompt_too_large_hint=PROMPT_TOO_LARGE_HINT,
+    # seed 000 §5.11 (FIDELITY-AUTH-001): no auth probe; a run failing on authentication
+    # names the two places DeepSeek TUI reads its key from.
+    auth_guidance=(
+        "DeepSeek TUI reads its API key from ~/.deepseek/config.toml or the DEEPSEEK_API_KEY "
+        "environment variable; set one of them, then send the request again."
+    ),
     headless_flags=("--auto",),
     # seed 000 §5.11 "Models": fallback hints; any other id may be pasted as a custom model.
     fallback_models=(

@@ -255,6 +255,12 @@ class AgentDef:
     max_prompt_arg_bytes: int | None = None
     #: Replaces the generic advice sentence of an AGENT_PROMPT_TOO_LARGE error (ref §4.1).
     prompt_too_large_hint: str | None = None
+    #: The runner hands ``build_args`` a fresh log path (``agent_log_file_path``) and reads
+    #: its tail after a failed run: for a CLI silent on failure (seed 002 §4.4, agy).
+    agent_log_file: bool = False
+    #: What a user is told when a run fails on authentication (seed 000 §5.11); ``None``:
+    #: the host's generic guidance (:data:`harness.failures.GENERIC_AUTH_GUIDANCE`).
+    auth_guidance: str | None = None
     #: Whose platform budget raises ``max_prompt_arg_bytes`` off Windows (seed 002 §6.3,
     #: ref §4.1; :mod:`harness.guards.budget_generations`, FIDELITY-BUDGET-001).
     prompt_budget_generation: BudgetGeneration = BudgetGeneration.CURRENT

@@ -70,6 +70,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from harness.defs.types import AgentDef, ResumeStyle
 from harness.events import Artifact, Error, Event, Raw, Status, TextDelta
+from harness.failures import (
+    GENERIC_AUTH_GUIDANCE,
+    ServiceFailure,
+    classify_service_failure,
+    has_output,
+)
 from harness.formats import keeps_turn_bookkeeping
 from harness.ladder import StepKind
 from harness.prompt import (
@@ -208,6 +214,9 @@ class _Retained:
         return (*self._head, *(event for event, _ in self._tail))
 
 
+#: How much of a CLI's own log is read after a failed run (FIDELITY-LOGFILE-001).
+_LOG_TAIL_BYTES = 64 * 1024
+
 class WireTap(Protocol):
     """Sees a run on the wire (a recorder: :class:`harness.record.RunRecorder`).
 
@@ -316,6 +325,10 @@ class _Run:
         self.argv: tuple[str, ...] = ()
         #: What build_args read (FIDELITY-CAPS-001); ``None`` until it ran.
         self.capabilities: dict[str, bool] | None = None
+        #: Some event a person can use was published (FIDELITY-EMPTY-001).
+        self.output_seen = False
+        #: The log a CLI silent on failure was given (FIDELITY-LOGFILE-001).
+        self.log_path: str | None = None
         self.counters: dict[str, int] = {
             "stdout_bytes": 0,
             "frames_written": 0,
@@ -489,6 +502,7 @@ class _Run:
             self._use_secrets(self.req.prompt, adapter.secrets if adapter else ())
             self.defn = prepared.defn
             self.argv = (prepared.launch_path, *prepared.args)
+            self.log_path = prepared.log_path
             if self.req.argv_override is None:
                 self.capabilities = dict(self.req.capabilities or {})
             self.parser = prepared.parser
@@ -780,6 +794,8 @@ class _Run:
     def _publish(self, event: Event) -> None:
         now = _now()
         self.events.add(event)
+        if not self.output_seen and has_output((event,)):
+            self.output_seen = True
         if self.first_output_at is None and is_substantive(event):
             self.first_output_at = now
         if isinstance(event, Error) and self.stream_error is None:
@@ -1105,6 +1121,7 @@ class _Run:
             stream_error=self.stream_error is not None,
             turn_completed_cleanly=self.turn_clean,
             artifact_produced=bool(self.artifacts_written),
+            empty_output=self._empty_output(),
         )
         status = classify_close_status(facts)
         result = self._result(status, self._error_for(status))
@@ -1125,13 +1142,51 @@ class _Run:
             code = event.code or RunErrorCode.STREAM_ERROR
             return RunError(code, self.redactor.redact(event.message), source="stream")
         rc = self.returncode
-        how = f"was killed by signal {-rc}" if rc is not None and rc < 0 else f"exited {rc}"
-        return RunError(
-            RunErrorCode.EXIT_NONZERO,
-            f"{os.path.basename(self.argv[0]) if self.argv else 'the CLI'} {how}",
-            rule="RUN-STATUS-001",
-            source="process",
-        )
+        name = os.path.basename(self.argv[0]) if self.argv else "the CLI"
+        if self._empty_output() and rc == 0:
+            error = RunError(
+                RunErrorCode.EMPTY_OUTPUT,
+                f"{name} exited 0 without any output (no text, tool call or file)",
+                rule="FIDELITY-EMPTY-001",
+                source="process",
+            )
+        else:
+            how = f"was killed by signal {-rc}" if rc is not None and rc < 0 else f"exited {rc}"
+            error = RunError(
+                RunErrorCode.EXIT_NONZERO, f"{name} {how}", rule="RUN-STATUS-001", source="process"
+            )
+        return self._classified(error)
+
+    def _empty_output(self) -> bool:
+        """FIDELITY-EMPTY-001: nothing a person can use came out of the run."""
+        return not (self.output_seen or self._files_written or self.artifacts_written)
+
+    def _log_tail(self) -> str:
+        """The last 64 KiB of the CLI's log, when it was given one (FIDELITY-LOGFILE-001)."""
+        if self.log_path is None:
+            return ""
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - _LOG_TAIL_BYTES))
+                return fh.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def _classified(self, error: RunError) -> RunError:
+        """A failure nothing in the stream explains, read from stderr and the CLI's log as
+        the host reads it (ref §5.4): an auth failure gets the def's guidance (seed 000
+        §5.11, FIDELITY-AUTH-001), a rate limit or an unavailable upstream its own code."""
+        found = classify_service_failure(f"{self.stderr.text()}\n{self._log_tail()}")
+        if found is None:
+            return error
+        kind, line = found
+        if kind is ServiceFailure.AUTH_REQUIRED:
+            guidance = self.defn.auth_guidance or GENERIC_AUTH_GUIDANCE
+            message = f"{self.defn.name} could not authenticate ({line}). {guidance}"
+            return RunError(kind.value, message, rule="FIDELITY-AUTH-001", source="process")
+        message = f"{self.defn.name} failed: {line} ({error.message})"
+        return RunError(kind.value, message, rule="FIDELITY-FAILURE-001", source="process")
 
     def _write_artifacts(self) -> None:
         """seed 000 §5.13 (RUN-ARTIFACTS-001): name against the project, write, report."""

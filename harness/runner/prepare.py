@@ -32,6 +32,7 @@ import dataclasses
 import os
 import shutil
 import sys
+import tempfile
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -143,6 +144,20 @@ class Prepared:
     #: The request as the run carries it out: the composed prompt, the merged ACP servers.
     request: RunRequest | None = None
     adapter: AdapterLayer | None = None
+    #: The log file handed to a CLI silent on failure (FIDELITY-LOGFILE-001).
+    log_path: str | None = None
+
+
+def _agent_log_file(defn: AgentDef, stack: contextlib.ExitStack) -> str | None:
+    """seed 002 §4.4 (FIDELITY-LOGFILE-001): a def that wants one gets a fresh, empty log
+    file in a private temp directory removed after the run; the runner reads its tail."""
+    if not defn.agent_log_file:
+        return None
+    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="harness-agent-log-"))
+    path = os.path.join(folder, "agent.log")
+    with open(path, "x", encoding="utf-8"):
+        pass
+    return path
 
 
 def _resolve(
@@ -284,6 +299,7 @@ def prepare(
     )
     prompt_file = prepare_prompt_file(defn, req.prompt)
     prompt_path = stack.enter_context(prompt_file) if prompt_file is not None else None
+    log_path = _agent_log_file(defn, stack)
     context = RuntimeContext(
         cwd=cwd,
         platform=platform,
@@ -291,6 +307,7 @@ def prepare(
         resume_session_id=req.resume_session_id,
         new_session_id=req.new_session_id,
         prompt_file_path=prompt_path,
+        agent_log_file_path=log_path,
         skill_dirs=context_skill_dirs(adapter.staged),
     )
     options = BuildOptions(
@@ -324,7 +341,9 @@ def prepare(
         return Refusal(
             unfaithful.code, unfaithful.message, unfaithful.rule, "budget", defn, adapter.secrets
         )
-    prepared = Prepared(defn=defn, launch_path=launch_path, args=args, child_env=child_env)
+    prepared = Prepared(
+        defn=defn, launch_path=launch_path, args=args, child_env=child_env, log_path=log_path
+    )
     return _finish_prepare(
         prepared, req, adapter, cwd=cwd, platform=platform, home=home, stack=stack, now_ms=now_ms
     )

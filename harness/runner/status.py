@@ -11,6 +11,8 @@ failures (spawn, budget, timeouts), which end a run before the CLI could decide 
    timeout killed it) → ``failed``;
 3. the session finished ``failed``, or any in-stream ``error`` event was published
    → ``failed``; a session that finished ``cancelled`` → ``cancelled``;
+3a. nothing a person can use came out (no text, tool call, artifact or file) → ``failed``,
+   whatever the exit code (seed 000 §5.10, seed 002 §4.4: FIDELITY-EMPTY-001);
 4. exit code 0 → ``succeeded``;
 5. a two-way session completed cleanly and the process then ended by SIGTERM (or
    exited 130) → ``succeeded`` (the runner terminates servers that stay alive);
@@ -63,6 +65,9 @@ class CloseFacts:
     turn_completed_cleanly: bool = False
     #: Plain-stream artifacts were written into the project this run.
     artifact_produced: bool = False
+    #: Nothing a person can use came out: no text, thinking, tool call, artifact or written
+    #: file (seed 000 §5.10, seed 002 §4.4; FIDELITY-EMPTY-001).
+    empty_output: bool = False
 
 
 def _ended_by_sigterm_or_130(facts: CloseFacts) -> bool:
@@ -81,6 +86,8 @@ def classify_close_status(facts: CloseFacts) -> RunOutcome:
         return RunOutcome.FAILED  # ref §1.2 paths 1 and 2; ref §10.1 "flips the run to failed"
     if facts.session_status is RunStatus.CANCELLED:
         return RunOutcome.CANCELLED
+    if facts.empty_output:
+        return RunOutcome.FAILED  # FIDELITY-EMPTY-001: exit 0 with no output is a failure
     if facts.exit_code == 0:
         return RunOutcome.SUCCEEDED  # ref §10.1 rule 2
     clean_completion = facts.session_status is RunStatus.COMPLETED

@@ -51,6 +51,8 @@ class RunErrorCode:
     EXIT_NONZERO = "RUN_EXIT_NONZERO"
     #: The stream reported an error event (ref §1.2 path 1) without a code of its own.
     STREAM_ERROR = "RUN_STREAM_ERROR"
+    #: The run ended without any output a person can use (FIDELITY-EMPTY-001).
+    EMPTY_OUTPUT = "AGENT_EMPTY_OUTPUT"
     #: Owned processes survived SIGKILL (e.g. stuck in uninterruptible sleep).
     TREE_SURVIVED = "RUN_TREE_SURVIVED"
 

@@ -699,12 +699,12 @@ def test_the_builtin_baseline_applies_without_a_baseline_of_ones_own(tmp_path: P
     from harness.cli import main
 
     out = tmp_path / "out"
-    args = ["conform", "--agent", "kimi", "--scenario", "api_error", "--report", "json"]
+    args = ["conform", "--agent", "hermes", "--scenario", "api_error", "--report", "json"]
     code = main([*args, "--out", str(out)])
     report = json.loads((out / "conform.json").read_text(encoding="utf-8"))
     cells = {(c["def_id"], c["rule_id"]): c for c in report["cells"]}
     assert code == 0, report["reasons"]
-    assert cells[("kimi", "RUN-FAULT-APIERROR-001")]["disposition"] == "expected_fail"
+    assert cells[("hermes", "RUN-FAULT-APIERROR-001")]["disposition"] == "expected_fail"
     empty = tmp_path / "empty.txt"
     empty.write_text("# no gaps\n", encoding="utf-8")
     assert main([*args, "--out", str(out), "--baseline", str(empty)]) == 1

@@ -1,0 +1,175 @@
+"""Run failures classified as the host classifies them (seed 000 §5.10, §5.11; seed 002 §4.4).
+
+FIDELITY-EMPTY-001: exit 0 with nothing a person can use is a failure.
+FIDELITY-LOGFILE-001: agy print mode is silent on failure; the runner gives it a log file
+and reads it. FIDELITY-AUTH-001 / FIDELITY-FAILURE-001: a failure nothing in the stream
+explains is read from stderr and that log (ref §5.4), with the def's auth guidance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.defs.types import AgentDef
+from harness.events import Status, TextDelta, ToolUse, Usage
+from harness.failures import (
+    GENERIC_AUTH_GUIDANCE,
+    ServiceFailure,
+    classify_service_failure,
+    has_output,
+)
+from harness.runner import RunResult, run_agent_async
+from harness.runner.status import CloseFacts, RunOutcome, classify_close_status
+from tests.runner.conftest import FakeWorld
+
+posix_only = pytest.mark.skipif(os.name == "nt", reason="the fake shims are POSIX scripts")
+
+
+class _Argv:
+    """A wire tap that keeps the spawned argv unredacted (the log path is in it)."""
+
+    def __init__(self) -> None:
+        self.argv: list[str] = []
+
+    def spawned(
+        self,
+        defn: AgentDef,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        secrets: Sequence[str] = (),
+    ) -> None:
+        self.argv = list(argv)
+
+    def data(self, direction: str, data: bytes, t_ms: float) -> None:
+        return None
+
+    def exited(self, code: int | None, signal: int | None, duration_ms: float) -> None:
+        return None
+
+
+def _run(world: FakeWorld, agent: str, steps: list[dict[str, Any]], **top: Any) -> RunResult:
+    scenario = world.scenario_file(f"{agent}-case", steps, **top)
+    return asyncio.run(run_agent_async(world.request(agent, scenario)))
+
+
+# -- empty output (FIDELITY-EMPTY-001) -------------------------------------------------------
+
+
+@pytest.mark.rule("FIDELITY-EMPTY-001")
+def test_the_close_status_fails_an_empty_run_whatever_its_exit() -> None:
+    assert classify_close_status(CloseFacts(exit_code=0)) is RunOutcome.SUCCEEDED
+    assert classify_close_status(CloseFacts(exit_code=0, empty_output=True)) is RunOutcome.FAILED
+    cancelled = CloseFacts(cancel_requested=True, empty_output=True)
+    assert classify_close_status(cancelled) is RunOutcome.CANCELLED
+    assert not has_output([Status(label="initializing"), Usage(usage={}), TextDelta(delta=" \n")])
+    assert has_output([TextDelta(delta="hi")])
+    assert has_output([ToolUse(id="t", name="Write", input={})])
+
+
+@pytest.mark.rule("FIDELITY-EMPTY-001")
+@pytest.mark.parametrize("agent", ["qwen", "claude"])
+def test_exit_0_with_no_output_fails_with_agent_empty_output(world: FakeWorld, agent: str) -> None:
+    result = _run(world, agent, [{"kind": "usage", "input_tokens": 1, "output_tokens": 0}])
+    assert result.exit_code == 0
+    assert result.status is RunOutcome.FAILED
+    assert result.error is not None and result.error.code == "AGENT_EMPTY_OUTPUT"
+    assert result.error.rule == "FIDELITY-EMPTY-001"
+    assert "exited 0 without any output" in result.error.message
+
+
+# -- agy's log file (FIDELITY-LOGFILE-001) ------------------------------------------------------
+
+
+@posix_only
+@pytest.mark.rule("FIDELITY-LOGFILE-001", "FIDELITY-AUTH-001", "FIDELITY-EMPTY-001")
+def test_agy_is_given_a_log_file_that_explains_a_silent_failure(world: FakeWorld) -> None:
+    tap = _Argv()
+    scenario = world.scenario_file("agy-no-login", [{"kind": "text", "text": "x"}], auth="missing")
+    result = asyncio.run(run_agent_async(world.request("antigravity", scenario), tap=tap))
+    # seed 002 §4.4: --log-file comes before -p, or agy leaves the log empty.
+    assert tap.argv[1:] == ["--log-file", tap.argv[2], "-p", "-"]
+    log = Path(tap.argv[2])
+    assert log.name == "agent.log" and log.parent.name.startswith("harness-agent-log-")
+    assert not log.parent.exists(), "the log's directory is removed after the run"
+    assert result.exit_code == 0 and result.stderr_tail == ""
+    assert result.status is RunOutcome.FAILED
+    assert result.error is not None and result.error.code == "AGENT_AUTH_REQUIRED"
+    assert "authentication required: no signed-in account" in result.error.message
+    assert "sign in to your Google account" in result.error.message
+
+
+@posix_only
+@pytest.mark.rule("FIDELITY-LOGFILE-001", "FIDELITY-FAILURE-001")
+def test_agy_quota_in_the_log_is_a_rate_limit(world: FakeWorld) -> None:
+    steps = [{"kind": "api_error", "status": 429, "message": "RESOURCE_EXHAUSTED: quota"}]
+    result = _run(world, "antigravity", steps)
+    assert result.status is RunOutcome.FAILED
+    assert result.error is not None and result.error.code == "RATE_LIMITED"
+    assert "status 429" in result.error.message
+
+
+# -- auth guidance (FIDELITY-AUTH-001) ---------------------------------------------------------
+
+
+@pytest.mark.rule("FIDELITY-AUTH-001")
+def test_deepseek_auth_failure_names_its_key_locations(world: FakeWorld) -> None:
+    steps = [
+        {
+            "kind": "api_error",
+            "status": 401,
+            "message": "Authentication Fails, Your api key: ****abcd is invalid",
+        }
+    ]
+    result = _run(world, "deepseek", steps)
+    assert result.status is RunOutcome.FAILED
+    assert result.error is not None and result.error.code == "AGENT_AUTH_REQUIRED"
+    assert "~/.deepseek/config.toml" in result.error.message
+    assert "DEEPSEEK_API_KEY" in result.error.message
+    assert "API request failed (401)" in result.error.message
+
+
+@pytest.mark.rule("FIDELITY-AUTH-001")
+def test_a_def_without_guidance_gets_the_hosts(world: FakeWorld) -> None:
+    steps = [{"kind": "api_error", "status": 401, "message": "invalid api key"}]
+    result = _run(world, "atomcode", steps)
+    assert result.error is not None and result.error.code == "AGENT_AUTH_REQUIRED"
+    assert result.error.message.endswith(GENERIC_AUTH_GUIDANCE)
+
+
+@pytest.mark.rule("FIDELITY-FAILURE-001")
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Error: API request failed (401): bad key", ServiceFailure.AUTH_REQUIRED),
+        ("HTTP 401 and then 429", ServiceFailure.AUTH_REQUIRED),
+        ("status: 429 Too Many Requests", ServiceFailure.RATE_LIMITED),
+        ("insufficient balance on the account", ServiceFailure.RATE_LIMITED),
+        ("code=503 upstream", ServiceFailure.UPSTREAM_UNAVAILABLE),
+        ("the model is overloaded", ServiceFailure.UPSTREAM_UNAVAILABLE),
+        ("process ended with exit code 401", None),
+        ("wrote 429 lines", None),
+    ],
+)
+def test_service_failures_are_classified_in_ref_order(
+    text: str, kind: ServiceFailure | None
+) -> None:
+    found = classify_service_failure(f"noise\n{text}\nmore noise")
+    assert (found[0] if found else None) is kind
+    if found is not None:
+        assert found[1] == text
+
+
+@pytest.mark.rule("FIDELITY-EMPTY-001", "RUN-FAULT-APIERROR-001")
+def test_a_model_failure_an_acp_agent_hides_is_an_empty_run(world: FakeWorld) -> None:
+    """kimi-cli ends the turn end_turn with no message when the model API fails
+    (recordings/real/kimi/api_error.jsonl); the empty-output guard fails that run."""
+    result = asyncio.run(run_agent_async(world.request("kimi", "api_error")))
+    assert result.status is RunOutcome.FAILED
+    assert result.error is not None and result.error.code == "AGENT_EMPTY_OUTPUT"
