@@ -4,19 +4,10 @@ A sans-IO state machine (seed 000 §3 ``acp-json-rpc`` row, §5.4, §5.9; seed 0
 §7.4; ref §2.6; wire §A.1). Newline-delimited JSON-RPC 2.0 over the agent's
 stdin/stdout; we are the client.
 
-States (``SessionState``) and what moves them::
-
-    NEW --start()--> HANDSHAKE   writes initialize
-    HANDSHAKE: initialize result -> session/new | session/load
-               session result    -> [set_config_option | set_model] -> session/prompt
-    HANDSHAKE --prompt written--> RUNNING
-    RUNNING --prompt result (or turn_end when configured)--> FINISHED(completed)
-    RUNNING --cancel()--> CANCELLING --prompt result--> FINISHED(cancelled | completed)
-    CANCELLING --tick(now >= grace)--> FINISHED(cancelled), Terminate(0)
-    HANDSHAKE --cancel()--> FINISHED(cancelled)   (no prompt to wait for)
-    continuing session: initialize -> session/load (durable id) -> [model] -> _session/continue
-    HANDSHAKE/RUNNING --error response, EOF, stage timeout, bad permission--> FINISHED(failed)
-
+Phases and every legal move between them are one table, :data:`MACHINE` (drawn in
+``docs/design/sessions.md``); :class:`~harness.protocols.core.SessionCore` takes each move.
+The handshake (initialize, session/new or session/load, the model) runs in ``HANDSHAKE``;
+a continuing session loads the durable id and sends ``_session/continue`` as its prompt.
 Which result moves the handshake on is one table, :data:`_ON_RESULT`.
 
 Decisions (each pinned by a test):
@@ -79,6 +70,7 @@ Decisions (each pinned by a test):
 
 from __future__ import annotations
 
+import enum
 import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -100,16 +92,14 @@ from harness.protocols.amr_continuation import (
 )
 from harness.protocols.base import (
     Actions,
-    CloseStdin,
-    Finished,
     LocalProtocolError,
     RunStatus,
     SessionError,
     SessionRequest,
     SessionState,
     SetDeadline,
-    Terminate,
 )
+from harness.protocols.core import SessionCore
 from harness.protocols.jsonrpc import (
     ErrorResponse,
     Invalid,
@@ -123,6 +113,7 @@ from harness.protocols.jsonrpc import (
     RequestId,
     Response,
 )
+from harness.protocols.machine import Machine
 from harness.protocols.options import AcpEnvFormat
 
 __all__ = [
@@ -134,6 +125,7 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_SHUTDOWN_GRACE_MS",
     "DEFAULT_STAGE_TIMEOUT_MS",
+    "MACHINE",
     "MODEL_CONFIG_IDS",
     "PROTOCOL_VERSION",
     "AcpDefFields",
@@ -193,6 +185,78 @@ _RETRYABLE_WORDS = (
     "service unavailable",
 )
 _MESSAGE_LIMIT = 500
+
+
+class _Phase(enum.Enum):
+    NEW = "new"
+    #: initialize, session/new or session/load, and the model selection.
+    HANDSHAKE = "handshake"
+    #: session/prompt (or _session/continue) written; its result ends the turn.
+    RUNNING = "running"
+    #: session/cancel sent; waiting for the prompt's answer within the grace.
+    CANCELLING = "cancelling"
+    FINISHED = "finished"
+
+
+class _Move(enum.Enum):
+    START = "start"
+    PROMPT = "prompt"
+    #: Cancelled before the prompt was written: nothing to wait for.
+    CANCEL_BEFORE_PROMPT = "cancel-before-prompt"
+    CANCEL = "cancel"
+    #: The prompt's answer (a result, a turn_end update or an error after our cancel).
+    TURN_END = "turn-end"
+    #: stdout closed after our cancel: the cancellation is done.
+    STOPPED = "stopped"
+    GRACE_OVER = "grace-over"
+    FAIL = "fail"
+
+
+#: Every legal move of an ACP run (MACHINE-MOVE-001).
+MACHINE: Machine[_Phase, _Move] = Machine(
+    name="acp-json-rpc",
+    initial=_Phase.NEW,
+    moves={
+        (_Phase.NEW, _Move.START): _Phase.HANDSHAKE,
+        (_Phase.HANDSHAKE, _Move.PROMPT): _Phase.RUNNING,
+        (_Phase.HANDSHAKE, _Move.CANCEL_BEFORE_PROMPT): _Phase.FINISHED,
+        (_Phase.RUNNING, _Move.CANCEL): _Phase.CANCELLING,
+        (_Phase.RUNNING, _Move.TURN_END): _Phase.FINISHED,
+        (_Phase.CANCELLING, _Move.TURN_END): _Phase.FINISHED,
+        (_Phase.CANCELLING, _Move.STOPPED): _Phase.FINISHED,
+        (_Phase.CANCELLING, _Move.GRACE_OVER): _Phase.FINISHED,
+        (_Phase.HANDSHAKE, _Move.FAIL): _Phase.FINISHED,
+        (_Phase.RUNNING, _Move.FAIL): _Phase.FINISHED,
+        (_Phase.CANCELLING, _Move.FAIL): _Phase.FINISHED,
+    },
+    terminal=frozenset({_Phase.FINISHED}),
+)
+
+_STATE = {
+    _Phase.NEW: SessionState.NEW,
+    _Phase.HANDSHAKE: SessionState.HANDSHAKE,
+    _Phase.RUNNING: SessionState.RUNNING,
+    _Phase.CANCELLING: SessionState.CANCELLING,
+    _Phase.FINISHED: SessionState.FINISHED,
+}
+_COUNTERS = (
+    "frames_sent",
+    "frames_received",
+    "non_json_lines",
+    "multiline_messages",
+    "invalid_messages",
+    "schema_violations",
+    "permission_requests",
+    "unsupported_requests",
+    "ignored_notifications",
+    "foreign_updates",
+    "replayed_updates",
+    "unexpected_responses",
+    "ignored_errors",
+    "lines_after_finish",
+    "withheld_mcp_servers",
+    "continuations_offered",
+)
 
 
 class AcpRequestError(HarnessError):
@@ -373,8 +437,13 @@ class AcpSession:
         self._max_line = max_line_bytes
         self._reader = JsonLineReader(max_line_bytes)
         self._mapper = UpdateMapper()
-
-        self._state = SessionState.NEW
+        self._core: SessionCore[_Phase, _Move] = SessionCore(
+            MACHINE,
+            _STATE,
+            _COUNTERS,
+            terminate_after_ms=shutdown_grace_ms,
+            on_end=self._before_end,
+        )
         self._request: SessionRequest | None = None
         self._mcp_servers: list[dict[str, Any]] = []
         self._now = 0.0
@@ -385,38 +454,12 @@ class AcpSession:
         self._stage: str | None = None
         self._stage_deadline: float | None = None
         self._emitted_deadline: float | None = None
-        self._eof = False
         self._agent_info: dict[str, Any] | None = None
         self._agent_capabilities: dict[str, Any] = {}
         self._session_id: str | None = None
         self._durable_session_id: str | None = None
         self._model_config_id: str | None = None
-        self._prompt_sent = False
-        self._cancel_requested = False
         self._cancel_deadline: float | None = None
-        self._status: RunStatus | None = None
-        self._error: SessionError | None = None
-        self._counters: dict[str, int] = dict.fromkeys(
-            (
-                "frames_sent",
-                "frames_received",
-                "non_json_lines",
-                "multiline_messages",
-                "invalid_messages",
-                "schema_violations",
-                "permission_requests",
-                "unsupported_requests",
-                "ignored_notifications",
-                "foreign_updates",
-                "replayed_updates",
-                "unexpected_responses",
-                "ignored_errors",
-                "lines_after_finish",
-                "withheld_mcp_servers",
-                "continuations_offered",
-            ),
-            0,
-        )
 
     @classmethod
     def from_def(cls, defn: AcpDefFields, **overrides: Any) -> AcpSession:
@@ -444,7 +487,7 @@ class AcpSession:
 
     @property
     def state(self) -> SessionState:
-        return self._state
+        return self._core.state
 
     @property
     def session_id(self) -> str | None:
@@ -458,15 +501,15 @@ class AcpSession:
 
     @property
     def counters(self) -> Mapping[str, int]:
-        return dict(self._counters)
+        return self._core.counters
 
     @property
     def status(self) -> RunStatus | None:
-        return self._status
+        return self._core.status
 
     @property
     def error(self) -> SessionError | None:
-        return self._error
+        return self._core.error
 
     @property
     def agent_info(self) -> Mapping[str, Any] | None:
@@ -513,8 +556,7 @@ class AcpSession:
         Raises :class:`AcpRequestError` before any state changes when the request
         cannot become valid ACP frames (relative cwd, malformed MCP server).
         """
-        if self._state is not SessionState.NEW:
-            raise LocalProtocolError(f"start() called in state {self._state.value}")
+        self._core.require_new()
         if not isinstance(request.cwd, str) or not _is_absolute(request.cwd):
             # Schema NewSessionRequest.cwd: "Must be an absolute path." A sans-IO
             # session cannot resolve a relative one (upstream: path.resolve).
@@ -523,7 +565,7 @@ class AcpSession:
         self._request = request
         self._mcp_servers = servers
         self._now = self._start_ms = now_ms
-        self._state = SessionState.HANDSHAKE
+        self._core.move(_Move.START)
         actions = Actions()
         if self._continuing is not None:
             # The stream says where the second process of the run begins.
@@ -551,9 +593,7 @@ class AcpSession:
         return actions
 
     def receive(self, data: bytes, now_ms: float) -> Actions:
-        self._require_started("receive")
-        if self._eof:
-            raise LocalProtocolError("receive() called after end_of_output()")
+        self._core.check_receive()
         self._now = now_ms
         actions = Actions()
         for item in self._reader.feed(data):
@@ -561,36 +601,34 @@ class AcpSession:
         return actions
 
     def end_of_output(self, now_ms: float) -> Actions:
-        self._require_started("end_of_output")
         actions = Actions()
-        if self._eof:
+        if not self._core.close_input():
             return actions
-        self._eof = True
         self._now = now_ms
         for item in self._reader.finish():
             self._on_item(item, actions)
-        if self._state is SessionState.CANCELLING:
+        if self._core.phase is _Phase.CANCELLING:
             # The agent exited after our cancel: the cancellation is done.
-            self._finish(actions, RunStatus.CANCELLED)
-        elif self._state is not SessionState.FINISHED:
+            self._core.finish(actions, _Move.STOPPED, RunStatus.CANCELLED)
+        elif not self._core.ended:
             # ref §2.6: "Child close before completion -> ACP session exited before
             # completion" (rule ACP-EXIT-001).
-            self._fail(
+            self._core.fail(
                 actions,
-                "ACP_EXITED_EARLY",
-                "ACP session exited before completion",
+                _Move.FAIL,
+                code="ACP_EXITED_EARLY",
+                message="ACP session exited before completion",
                 rule="ACP-EXIT-001",
             )
         return actions
 
     def cancel(self, now_ms: float) -> Actions:
         """ref §2.6 "Abort" / §10.1; wire §A.1.3 cancellation contract (ACP-CANCEL-001)."""
-        self._require_started("cancel")
+        self._core.require_started("cancel")
         actions = Actions()
-        if self._state in (SessionState.FINISHED, SessionState.CANCELLING):
+        if self._core.ended or self._core.phase is _Phase.CANCELLING:
             return actions  # idempotent (rule ACP-CANCEL-003)
         self._now = now_ms
-        self._cancel_requested = True
         # ref §2.6: "flush open tools as errors".
         actions.events.extend(self._mapper.flush(is_error=True))
         if self._session_id is not None:
@@ -599,37 +637,40 @@ class AcpSession:
                 actions,
                 jsonrpc.notification("session/cancel", {"sessionId": self._session_id}),
             )
-        if self._state is SessionState.RUNNING:
+        if self._core.phase is _Phase.RUNNING:
             # wire §A.1.3: the agent MUST answer the prompt with stopReason "cancelled".
-            self._state = SessionState.CANCELLING
+            self._core.move(_Move.CANCEL)
             self._cancel_deadline = now_ms + self._cancel_grace
             actions.controls.append(SetDeadline(self._cancel_deadline, _CANCEL_DEADLINE))
         else:
             # No prompt was written: nothing to wait for.
-            self._finish(actions, RunStatus.CANCELLED)
+            self._core.finish(actions, _Move.CANCEL_BEFORE_PROMPT, RunStatus.CANCELLED)
         return actions
 
     def tick(self, now_ms: float) -> Actions:
-        self._require_started("tick")
+        self._core.require_started("tick")
         self._now = now_ms
         actions = Actions()
-        if self._state is SessionState.CANCELLING:
+        if self._core.phase is _Phase.CANCELLING:
             if self._cancel_deadline is not None and now_ms >= self._cancel_deadline:
                 # Grace over without the cancelled stop reason (rule ACP-CANCEL-002).
                 actions.events.extend(self._mapper.flush(is_error=True))
-                self._finish(actions, RunStatus.CANCELLED, terminate_after_ms=0)
+                self._core.finish(
+                    actions, _Move.GRACE_OVER, RunStatus.CANCELLED, terminate_after_ms=0
+                )
         elif (
-            self._state in (SessionState.HANDSHAKE, SessionState.RUNNING)
+            self._core.phase in (_Phase.HANDSHAKE, _Phase.RUNNING)
             and self._stage_deadline is not None
             and now_ms >= self._stage_deadline
         ):
             # ref §2.6 stage watchdog: "ACP <label> timed out after <ms>ms"
             # (rule ACP-TIMEOUT-001).
             stage = self._stage or "session"
-            self._fail(
+            self._core.fail(
                 actions,
-                "ACP_STAGE_TIMEOUT",
-                f"ACP {stage} timed out after {self._stage_timeout}ms",
+                _Move.FAIL,
+                code="ACP_STAGE_TIMEOUT",
+                message=f"ACP {stage} timed out after {self._stage_timeout}ms",
                 rule="ACP-TIMEOUT-001",
             )
         return actions
@@ -699,7 +740,7 @@ class AcpSession:
         kept = [s for s in self._mcp_servers if s.get("type") != "stdio"]
         withheld = len(self._mcp_servers) - len(kept)
         if withheld:
-            self._counters["withheld_mcp_servers"] += withheld
+            self._core.count("withheld_mcp_servers", withheld)
             actions.events.append(
                 Status(
                     label="mcp_withheld",
@@ -724,7 +765,7 @@ class AcpSession:
                 + "; ".join(problems)
             )
         actions.frames.append(jsonrpc.encode(frame))
-        self._counters["frames_sent"] += 1
+        self._core.count("frames_sent")
         self._touch(actions)
 
     def _send_request(self, actions: Actions, method: str, params: dict[str, Any]) -> None:
@@ -743,9 +784,9 @@ class AcpSession:
 
         A ``SetDeadline`` is emitted only when the deadline moves, so the controls
         do not depend on how stdout was chunked."""
-        if self._stage_timeout is None or self._state not in (
-            SessionState.HANDSHAKE,
-            SessionState.RUNNING,
+        if self._stage_timeout is None or self._core.phase not in (
+            _Phase.HANDSHAKE,
+            _Phase.RUNNING,
         ):
             return
         self._stage_deadline = self._now + self._stage_timeout
@@ -755,22 +796,21 @@ class AcpSession:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def _require_started(self, call: str) -> None:
-        if self._state is SessionState.NEW:
-            raise LocalProtocolError(f"{call}() called before start()")
-
     def _on_item(self, item: ReadItem, actions: Actions) -> None:
-        if self._state is SessionState.FINISHED:
-            self._counters["lines_after_finish"] += 1
+        if self._core.ended:
+            self._core.count("lines_after_finish")
             return
         if isinstance(item, NonJsonLine):
             # ref §2.6 / §2.9: non-JSON stdout lines are ignored (rule ACP-FRAME-001).
-            self._counters["non_json_lines"] += 1
+            self._core.count("non_json_lines")
         elif isinstance(item, OversizeItem):
-            self._fail(
+            self._core.fail(
                 actions,
-                "ACP_FRAME_TOO_LARGE",
-                f"ACP agent wrote a {item.size}-byte line; the limit is {self._max_line} bytes",
+                _Move.FAIL,
+                code="ACP_FRAME_TOO_LARGE",
+                message=(
+                    f"ACP agent wrote a {item.size}-byte line; the limit is {self._max_line} bytes"
+                ),
                 rule="ACP-FRAME-003",
             )
         else:
@@ -778,17 +818,17 @@ class AcpSession:
         self._touch(actions)  # a no-op once the line finished the run
 
     def _on_json(self, item: JsonItem, actions: Actions) -> None:
-        self._counters["frames_received"] += 1
+        self._core.count("frames_received")
         if item.lines > 1:
-            self._counters["multiline_messages"] += 1
+            self._core.count("multiline_messages")
         # rule ACP-SCHEMA-002: validate, report, go on.
         problems = validate_incoming(item.value, self._outstanding)
         if problems:
-            self._counters["schema_violations"] += 1
+            self._core.count("schema_violations")
             actions.events.append(Status(label="schema_violation", detail=describe(problems)))
         message = jsonrpc.classify(item.value)
         if isinstance(message, Invalid):
-            self._counters["invalid_messages"] += 1
+            self._core.count("invalid_messages")
             if message.answerable:
                 # JSON-RPC 2.0: an unusable request gets "Invalid Request" with id null.
                 self._send(
@@ -812,7 +852,7 @@ class AcpSession:
             return
         # wire §A.1.2: fs/* and terminal/* only when advertised; we advertise neither.
         # Every other request gets -32601 so none is left unanswered (ACP-RPC-003).
-        self._counters["unsupported_requests"] += 1
+        self._core.count("unsupported_requests")
         self._send(
             actions,
             jsonrpc.error_response(
@@ -824,9 +864,9 @@ class AcpSession:
         )
 
     def _on_permission(self, request: Request, actions: Actions) -> None:
-        self._counters["permission_requests"] += 1
+        self._core.count("permission_requests")
         params = request.params if isinstance(request.params, dict) else {}
-        if self._cancel_requested:
+        if self._core.phase is _Phase.CANCELLING:
             # wire §A.1.3: after session/cancel the client MUST answer permission
             # requests with outcome "cancelled" (rule ACP-PERM-003).
             self._reply(actions, request, {"outcome": {"outcome": "cancelled"}})
@@ -837,10 +877,11 @@ class AcpSession:
             # ref §2.6: "No acceptable option ... fatal unhandled ACP permission request"
             # (rule ACP-PERM-002); the request is still answered first.
             self._reply(actions, request, {"outcome": {"outcome": "cancelled"}})
-            self._fail(
+            self._core.fail(
                 actions,
-                "ACP_PERMISSION_UNHANDLED",
-                f"unhandled ACP permission request: {excerpt(params, 300)}",
+                _Move.FAIL,
+                code="ACP_PERMISSION_UNHANDLED",
+                message=f"unhandled ACP permission request: {excerpt(params, 300)}",
                 rule="ACP-PERM-002",
             )
             return
@@ -852,26 +893,27 @@ class AcpSession:
     def _on_notification(self, note: Notification, actions: Actions) -> None:
         params = note.params
         if note.method != "session/update" or not isinstance(params, dict):
-            self._counters["ignored_notifications"] += 1
+            self._core.count("ignored_notifications")
             return
         update = params.get("update")
         if not isinstance(update, dict):
-            self._counters["ignored_notifications"] += 1
+            self._core.count("ignored_notifications")
             return
         if self._session_id is not None and params.get("sessionId") != self._session_id:
-            self._counters["foreign_updates"] += 1
+            self._core.count("foreign_updates")
             return
         raw_kind = update.get("sessionUpdate")
         kind = raw_kind if isinstance(raw_kind, str) else ""
-        if kind == "turn_end" and self._turn_end_completes and self._prompt_sent:
+        prompt_sent = self._core.took(_Move.PROMPT)
+        if kind == "turn_end" and self._turn_end_completes and prompt_sent:
             # ref §2.6 step 5: completePromptOnTurnEnd (rule ACP-TURN-002).
             stop = update.get("stopReason")
             self._complete(actions, stop if isinstance(stop, str) else None, None)
             return
-        if not self._prompt_sent and kind in _CONTENT_UPDATES:
+        if not prompt_sent and kind in _CONTENT_UPDATES:
             # wire §A.1.2: session/load replays history before it answers
             # (rule ACP-UPDATE-REPLAY-001).
-            self._counters["replayed_updates"] += 1
+            self._core.count("replayed_updates")
             return
         actions.events.extend(self._mapper.map(update, self._now))
 
@@ -880,7 +922,7 @@ class AcpSession:
     def _on_response(self, response: Response, item: JsonItem, actions: Actions) -> None:
         method = self._outstanding.pop(response.id, None)
         if method is None:
-            self._counters["unexpected_responses"] += 1
+            self._core.count("unexpected_responses")
             return
         _ON_RESULT[method](self, response.result, item, actions)
 
@@ -888,16 +930,17 @@ class AcpSession:
         method = self._outstanding.pop(error.id, None) if error.id is not None else None
         if method is None:
             # ref §2.6: "-32603 on an id != expectedId is ignored (cleanup noise)".
-            if error.code == jsonrpc.INTERNAL_ERROR or self._state is SessionState.CANCELLING:
-                self._counters["ignored_errors"] += 1
+            if error.code == jsonrpc.INTERNAL_ERROR or self._core.phase is _Phase.CANCELLING:
+                self._core.count("ignored_errors")
                 return
         elif method in _MODEL_METHODS and self._model_unavailable_code is not None:
             # ref §2.6: AMR (``modelUnavailableErrorCode``) does not fall back to the
             # default model: the user must choose another (rule ACP-MODEL-003).
-            self._fail(
+            self._core.fail(
                 actions,
-                self._model_unavailable_code,
-                _bounded(f"{_rpc_text(error)} (choose another model)"),
+                _Move.FAIL,
+                code=self._model_unavailable_code,
+                message=_bounded(f"{_rpc_text(error)} (choose another model)"),
                 rule="ACP-MODEL-003",
             )
             return
@@ -907,7 +950,7 @@ class AcpSession:
             actions.events.append(Status(label="model", model="default"))
             self._send_prompt(actions)
             return
-        elif method in _TURN_METHODS and self._state is SessionState.CANCELLING:
+        elif method in _TURN_METHODS and self._core.phase is _Phase.CANCELLING:
             # The agent answered our cancelled prompt with an error (e.g. -32800):
             # the user asked for the stop, so the run is cancelled, not failed. An
             # interrupted compaction is no exception (seed 000: "Cancellation ... stop").
@@ -921,10 +964,11 @@ class AcpSession:
         elif method == "session/load" and self._continuing is not None:
             # seed 000: "missing ... history ... stop with failure"; never a new session
             # and never the prompt again, whatever ``retryable`` the agent claims.
-            self._fail(
+            self._core.fail(
                 actions,
-                CONTINUATION_HISTORY,
-                _bounded(
+                _Move.FAIL,
+                code=CONTINUATION_HISTORY,
+                message=_bounded(
                     f"cannot continue the interrupted turn: {_rpc_text(error)} "
                     f"(loading {self._continuing.durable_session_id!r})"
                 ),
@@ -932,10 +976,11 @@ class AcpSession:
             )
             return
         # ref §2.6: "json-rpc id <n>: <error.message|code|'json-rpc error'>" (ACP-ERROR-001).
-        self._fail(
+        self._core.fail(
             actions,
-            _FAILED,
-            _bounded(_rpc_text(error)),
+            _Move.FAIL,
+            code=_FAILED,
+            message=_bounded(_rpc_text(error)),
             rule="ACP-ERROR-001",
             retryable=infer_retryable(error),
         )
@@ -951,10 +996,13 @@ class AcpSession:
         text = _rpc_text(error)
         if method == CONTINUE_METHOD:
             # seed 000: "At most one native continuation is allowed per physical Run".
-            self._fail(
+            self._core.fail(
                 actions,
-                CONTINUATION_EXHAUSTED,
-                _bounded(f"{text}; the run's one native continuation was interrupted again"),
+                _Move.FAIL,
+                code=CONTINUATION_EXHAUSTED,
+                message=_bounded(
+                    f"{text}; the run's one native continuation was interrupted again"
+                ),
                 rule="ACP-AMR-CONTINUE-004",
             )
             return
@@ -964,19 +1012,24 @@ class AcpSession:
         if refusal is None:
             assert evidence is not None
             self._continuation = evidence
-            self._counters["continuations_offered"] += 1
-            self._fail(
+            self._core.count("continuations_offered")
+            self._core.fail(
                 actions,
-                CONTINUATION_INCOMPLETE,
-                _bounded(
+                _Move.FAIL,
+                code=CONTINUATION_INCOMPLETE,
+                message=_bounded(
                     f"{text}; session {evidence.durable_session_id!r} can be continued natively"
                 ),
                 rule="ACP-AMR-CONTINUE-001",
             )
             return
         rule, why = refusal
-        self._fail(
-            actions, CONTINUATION_INCOMPLETE, _bounded(f"{text}; not continued: {why}"), rule=rule
+        self._core.fail(
+            actions,
+            _Move.FAIL,
+            code=CONTINUATION_INCOMPLETE,
+            message=_bounded(f"{text}; not continued: {why}"),
+            rule=rule,
         )
 
     def _continuation_refusal(
@@ -1041,10 +1094,11 @@ class AcpSession:
                 # wire §A.1.2 capability gating: session/load only with
                 # agentCapabilities.loadSession. Never start a fresh session instead
                 # (rule ACP-SESSION-003).
-                self._fail(
+                self._core.fail(
                     actions,
-                    "ACP_LOAD_UNSUPPORTED",
-                    f"cannot resume ACP session {resume!r}: the agent does not advertise "
+                    _Move.FAIL,
+                    code="ACP_LOAD_UNSUPPORTED",
+                    message=f"cannot resume ACP session {resume!r}: the agent does not advertise "
                     "agentCapabilities.loadSession",
                     rule="ACP-SESSION-003",
                 )
@@ -1065,10 +1119,13 @@ class AcpSession:
         assert self._request is not None and self._continuing is not None
         unnegotiated = self._unnegotiated()
         if unnegotiated is not None:
-            self._fail(
+            self._core.fail(
                 actions,
-                CONTINUATION_UNSUPPORTED,
-                f"cannot continue the interrupted turn natively: the new process {unnegotiated}",
+                _Move.FAIL,
+                code=CONTINUATION_UNSUPPORTED,
+                message=(
+                    f"cannot continue the interrupted turn natively: the new process {unnegotiated}"
+                ),
                 rule="ACP-AMR-CONTINUE-002",
             )
             return
@@ -1169,10 +1226,11 @@ class AcpSession:
         expected = self._continuing.durable_session_id
         if reported is None or reported == expected:
             return True
-        self._fail(
+        self._core.fail(
             actions,
-            CONTINUATION_HISTORY,
-            f"cannot continue the interrupted turn: session/load of {expected!r} answered "
+            _Move.FAIL,
+            code=CONTINUATION_HISTORY,
+            message=f"cannot continue the interrupted turn: session/load of {expected!r} answered "
             f"for session {excerpt(reported, 80)}",
             rule="ACP-AMR-CONTINUE-003",
         )
@@ -1191,10 +1249,11 @@ class AcpSession:
 
     def _invalid_result(self, actions: Actions, method: str, why: str, item: JsonItem) -> None:
         # ref §2.6 step 3: "fail invalid session/new response: <raw line>" (ACP-RESULT-001).
-        self._fail(
+        self._core.fail(
             actions,
-            "ACP_INVALID_RESPONSE",
-            f"invalid {method} response: {why}",
+            _Move.FAIL,
+            code="ACP_INVALID_RESPONSE",
+            message=f"invalid {method} response: {why}",
             rule="ACP-RESULT-001",
             line=_bounded(item.text, 2000),
         )
@@ -1217,9 +1276,8 @@ class AcpSession:
                 "sessionId": self._session_id,
                 "continuation": self._continuing.cursor.to_wire(),
             }
-        self._prompt_sent = True
         self._mapper.prompt_sent_ms = self._now
-        self._state = SessionState.RUNNING
+        self._core.move(_Move.PROMPT)
         self._send_request(actions, method, params)
         actions.events.append(
             Status(
@@ -1239,7 +1297,7 @@ class AcpSession:
         usage_event: bool = True,
     ) -> None:
         """End of the turn: flush tools, usage, close stdin, terminate after the grace."""
-        cancelled = self._cancel_requested
+        cancelled = self._core.phase is _Phase.CANCELLING
         actions.events.extend(self._mapper.flush(is_error=cancelled))
         if usage_event:
             actions.events.append(
@@ -1252,38 +1310,13 @@ class AcpSession:
         status = (
             RunStatus.CANCELLED if cancelled and stop_reason == "cancelled" else RunStatus.COMPLETED
         )
-        self._finish(actions, status)
+        self._core.finish(actions, _Move.TURN_END, status)
 
-    def _finish(
-        self, actions: Actions, status: RunStatus, *, terminate_after_ms: int | None = None
-    ) -> None:
-        self._state = SessionState.FINISHED
-        self._status = status
+    def _before_end(self, actions: Actions, status: RunStatus) -> None:
+        """A failure closes open tool rows as errors; no answer is awaited any more."""
+        if status is RunStatus.FAILED:
+            actions.events.extend(self._mapper.flush(is_error=True))
         self._outstanding.clear()
-        after = self._shutdown_grace if terminate_after_ms is None else terminate_after_ms
-        actions.controls.append(CloseStdin())
-        actions.controls.append(Terminate(after_ms=after))
-        actions.controls.append(Finished(status))
-
-    def _fail(
-        self,
-        actions: Actions,
-        code: str,
-        message: str,
-        *,
-        rule: str,
-        retryable: bool = False,
-        line: str | None = None,
-    ) -> None:
-        actions.events.extend(self._mapper.flush(is_error=True))
-        error = SessionError(code=code, message=message, rule=rule, retryable=retryable, line=line)
-        self._state = SessionState.FINISHED
-        self._status = RunStatus.FAILED
-        self._error = error
-        self._outstanding.clear()
-        actions.controls.append(CloseStdin())
-        actions.controls.append(Terminate(after_ms=self._shutdown_grace))
-        actions.controls.append(Finished(RunStatus.FAILED, error))
 
 
 #: Which result moves the handshake on: method of our request -> handler.
