@@ -1,9 +1,9 @@
 """Rules of the state machines: sessions and the runner's stop ladder as transition tables.
 
 Enforced by ``harness/protocols/machine.py`` (the tables), ``harness/protocols/core.py``
-(the session core) and ``harness/runner/ladder.py``; proved by ``tests/protocols/``
+(the session core) and ``harness/runner/stop.py``; proved by ``tests/protocols/``
 (``test_machine.py`` and the stateful ``test_*_machine.py`` tests) and
-``tests/runner/test_ladder.py``.
+``tests/runner/test_stop.py``.
 """
 
 from __future__ import annotations

@@ -103,6 +103,7 @@ from harness.runner.proctree import OwnedTree, spawn_kwargs
 from harness.runner.sessions import SessionPlan
 from harness.runner.snapshot import changed_paths, snapshot_jsonl, snapshot_tree
 from harness.runner.status import CloseFacts, RunOutcome, classify_close_status
+from harness.runner.stop import Climb, Rung, StopLadder
 from harness.runner.types import (
     DEFAULT_INACTIVITY_TIMEOUT_MS,
     RunError,
@@ -362,7 +363,7 @@ class _Run:
         # deadlines and stopping
         self.deadlines: list[tuple[float, str]] = []
         self.terminate_at: float | None = None
-        self.term_stage = 0  # 0 none, 1 graceful sent, 2 forced sent, 3 done
+        self.stop = StopLadder()
         self.term_started = 0.0
         self.kill_started = 0.0
         self.tree_dead_at: float | None = None
@@ -614,7 +615,7 @@ class _Run:
         self.output_finished = False
         self.deadlines = []
         self.terminate_at = None
-        self.term_stage = 0
+        self.stop = StopLadder()  # the next process has its own tree to bring down
         self.tree_dead_at = None
         self.drain_deadline = None
 
@@ -915,7 +916,7 @@ class _Run:
         self.exited = True
         self.returncode = self.transport.get_returncode()
         self.tree.mark_root_exited()
-        if self.term_stage in (1, 2):
+        if self.stop.stopping:
             return  # the stop in progress verifies the tree
         if self.tree.survivors():
             # seed 001 §6: the runtime exited, we still reap and verify its tree.
@@ -928,7 +929,7 @@ class _Run:
             return
         self.cancel_requested = True
         self.cancel_at = now
-        if self.tree_dead_at is not None or self.term_stage in (1, 2):
+        if self.tree_dead_at is not None or self.stop.stopping:
             return
         if self.session is not None and self.finished is None:
             # seed 001 §10 step 1 / ref §10.1: the protocol cancel first.
@@ -942,16 +943,16 @@ class _Run:
         self._start_terminate(now)
 
     def _start_terminate(self, now: float) -> None:
-        if self.term_stage != 0:
+        if self.stop.rung is not Rung.IDLE:
             return
         assert self.tree is not None
         self._close_stdin()
-        self.term_stage = 1
+        self.stop.climb(Climb.TERMINATE)
         self.term_started = now
         self.tree.terminate()
 
     def _tree_gone(self, now: float) -> None:
-        self.term_stage = 3
+        self.stop.climb(Climb.GONE)
         if self.tree_dead_at is None:
             self.tree_dead_at = now
         if not (self.eof[1] and self.eof[2]):
@@ -962,7 +963,7 @@ class _Run:
         if tree is None:
             return
         live = self.finished is None and not self.exited and not self.cancel_requested
-        if live and self.term_stage == 0 and self.runner_error is None:
+        if live and self.stop.rung is Rung.IDLE and self.runner_error is None:
             if (
                 self.first_output_ms is not None
                 and self.first_output_at is None
@@ -987,7 +988,11 @@ class _Run:
             self._apply(self.session.tick(now))
             if self.cancel_requested and self.finished is None and not self.deadlines:
                 self._start_terminate(now)  # the session did not end its own cancel
-        if self.terminate_at is not None and now >= self.terminate_at and self.term_stage == 0:
+        if (
+            self.terminate_at is not None
+            and now >= self.terminate_at
+            and self.stop.rung is Rung.IDLE
+        ):
             self.terminate_at = None
             if not self.exited or tree.survivors():
                 self._start_terminate(now)
@@ -996,7 +1001,7 @@ class _Run:
             # The turn completed and stdin (the CLI's "done" signal) was closed, yet the
             # CLI stays, silent: stop it (seed 001 §6 "reaps and verifies the process tree").
             self._start_terminate(now)
-        if self.term_stage in (1, 2):
+        if self.stop.stopping:
             self._poll_stop(now)
         if not self.exited and now >= self.next_snapshot:
             tree.snapshot()
@@ -1018,12 +1023,15 @@ class _Run:
         if not survivors and self.exited:
             self._tree_gone(now)
             return
-        if self.term_stage == 1 and now >= self.term_started + self.req.shutdown_grace_ms:
+        if (
+            self.stop.rung is Rung.TERMINATING
+            and now >= self.term_started + self.req.shutdown_grace_ms
+        ):
             # seed 001 §10 step 5: force-kill what is left after the second bound.
-            self.term_stage = 2
+            self.stop.climb(Climb.KILL)
             self.kill_started = now
             tree.kill()
-        elif self.term_stage == 2 and now >= self.kill_started + _KILL_WAIT_MS:
+        elif self.stop.rung is Rung.KILLING and now >= self.kill_started + _KILL_WAIT_MS:
             if self.runner_error is None:
                 pids = ", ".join(str(p.pid) for p in survivors) or "the leader"
                 self.runner_error = RunError(
@@ -1041,18 +1049,18 @@ class _Run:
     def _next_wake(self, now: float) -> float | None:
         points: list[float] = []
         live = self.finished is None and not self.exited and not self.cancel_requested
-        if live and self.term_stage == 0 and self.runner_error is None:
+        if live and self.stop.rung is Rung.IDLE and self.runner_error is None:
             if self.first_output_ms is not None and self.first_output_at is None:
                 points.append(self.t_spawn + self.first_output_ms)
             if self.inactivity_ms is not None:
                 points.append(self.last_activity + self.inactivity_ms)
         points.extend(d[0] for d in self.deadlines)
-        if self.terminate_at is not None and self.term_stage == 0:
+        if self.terminate_at is not None and self.stop.rung is Rung.IDLE:
             points.append(self.terminate_at)
         linger = self._linger_deadline()
         if linger is not None:
             points.append(linger)
-        if self.term_stage in (1, 2):
+        if self.stop.stopping:
             points.append(now + _POLL_MS)
         if not self.exited:
             points.append(self.next_snapshot)
@@ -1061,14 +1069,14 @@ class _Run:
         return min(points) if points else None
 
     def _linger_deadline(self) -> float | None:
-        if self.completed_at is None or self.exited or self.term_stage != 0:
+        if self.completed_at is None or self.exited or self.stop.rung is not Rung.IDLE:
             return None
         return max(self.completed_at, self.last_activity) + self.req.shutdown_grace_ms
 
     def _complete(self) -> bool:
         return (
             (self.exited or self.abandoned)
-            and self.term_stage in (0, 3)
+            and self.stop.rung in (Rung.IDLE, Rung.GONE)
             and self.tree_dead_at is not None
             and self.eof[1]
             and self.eof[2]
