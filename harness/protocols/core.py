@@ -26,7 +26,7 @@ from harness.protocols.base import (
 )
 from harness.protocols.machine import Machine
 
-__all__ = ["SessionCore"]
+__all__ = ["EndHook", "SessionCore"]
 
 P = TypeVar("P", bound=enum.Enum)
 T = TypeVar("T", bound=enum.Enum)

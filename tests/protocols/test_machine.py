@@ -16,7 +16,7 @@ from harness.protocols.base import (
     SessionState,
     Terminate,
 )
-from harness.protocols.core import SessionCore
+from harness.protocols.core import EndHook, SessionCore
 from harness.protocols.machine import Machine, mermaid
 
 
@@ -41,8 +41,8 @@ _MACHINE = Machine(name="toy", initial=_P.NEW, moves=_MOVES, terminal=frozenset(
 _STATES = {_P.NEW: SessionState.NEW, _P.LIVE: SessionState.RUNNING, _P.DONE: SessionState.FINISHED}
 
 
-def _core(**kwargs: object) -> SessionCore[_P, _T]:
-    return SessionCore(_MACHINE, _STATES, ("seen",), terminate_after_ms=50, **kwargs)  # type: ignore[arg-type]
+def _core(on_end: EndHook | None = None) -> SessionCore[_P, _T]:
+    return SessionCore(_MACHINE, _STATES, ("seen",), terminate_after_ms=50, on_end=on_end)
 
 
 @pytest.mark.rule("MACHINE-MOVE-001")
