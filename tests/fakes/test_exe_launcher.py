@@ -451,7 +451,7 @@ def test_fakes_install_passes_the_windows_launcher_choice(
         seen.append(tuple(kw["launchers"]))
         return real(dest, defs, **kw)
 
-    monkeypatch.setattr("harness.fakes_install.install_fakes", spy)
+    monkeypatch.setattr("harness.commands.fakes.install_fakes", spy)
     argv = ["fakes", "install", str(tmp_path / "bin"), "--agent", "kilo", "--json"]
     if choice is not None:
         argv += ["--windows-launcher", choice]
