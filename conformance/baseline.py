@@ -1,24 +1,6 @@
 """Expected-failures baselines and flaky lists (design §Conformance model "Baselines").
 
-Both are plain text files with the same syntax, one entry per line::
-
-    # known gaps of my-adapter; '#' starts a comment, blank lines are ignored
-    my-def:CLAUDE-STREAM-004     # upstream bug 123 (the note shows in the report)
-    CLAUDE-RESULT-002            # this rule, for every def
-    other-def:*                  # every rule of other-def
-
-An entry is ``def_id:rule_id``, a bare ``rule_id`` (every def) or ``def_id:*``
-(every rule of that def). We chose a line format over YAML (no dependency) and
-over JSON (comments are where the reasons for a gap live). Anything else is
-refused with the file and line (CONFORM-BASELINE-FILE-001): a malformed def or
-rule id, a rule id the catalog does not know (when the catalog is given), a
-bare def id (write ``def:*``), ``*`` / ``*:*`` / ``*:RULE`` (one canonical
-spelling per meaning), and a duplicate entry.
-
-What the entries mean is decided in :mod:`conformance.verdicts`: a baselined
-failure is expected (exit 0), a baselined pass is a stale baseline (exit 1),
-MCP conformance semantics (wire §B.2). A flaky entry makes the runner re-run a
-failed check solo (:func:`conformance.verdicts.should_rerun`).
+Design: docs/design/conformance.md#conformance.baseline
 """
 
 from __future__ import annotations

@@ -5,34 +5,7 @@ ships the same way), so installing adapter-harness is enough; without the instal
 point use ``pytest -p conformance.pytest_plugin``. Usage: ``docs/pytest-plugin.md``; a
 complete example: ``docs/adapter-author-example/``.
 
-Options (one group, ``adapter-harness``, every flag prefixed ``--adapter-``):
-
-* ``--adapter-def PATH.py`` -- the def file under test (``AGENT_DEF`` or ``AGENT_DEFS``),
-  loaded and validated as data when the session starts: a bad file stops the session
-  with one line per problem, each naming the field (PLUGIN-DEF-001);
-* ``--adapter-agent ID`` -- a built-in def (or a local profile), or, with ``--adapter-def``,
-  which of the file's defs;
-* ``--adapter-fake-as ID`` -- the built-in def whose fake emulator stands in for the def's
-  CLI (default: below).
-
-Fixtures: ``agent_def``, ``adapter_fake_as``, ``fake_cli``, ``run_agent``, ``replay``,
-``snapshot_events``. Marker: ``@pytest.mark.adapter_rule("ID", ...)``.
-
-**Which fake plays the def's CLI** (PLUGIN-FAKE-001). A fake emulator exists per built-in
-def (``fake_clis``). The def's CLI is played by the emulator of: the ``adapter_fake_as``
-fixture's value (``--adapter-fake-as``; an author may override the fixture); else the
-built-in def with the def's own id; else the first built-in def, in registry order, whose
-``stream_format`` and ``event_parser`` (own or of an ``alt_transports`` entry) equal the
-def's. A claude-stream-json def with no parser dialect is therefore played by the fake
-``claude``, which parses argv as strictly as Claude Code does: a wrong ``build_args`` fails.
-
-**Processes** (PLUGIN-LEAK-001; seed 001 §6: "OD still reaps and verifies the process
-tree"). Every environment the plugin hands out carries a per-test mark
-(:data:`LEAK_MARK_VAR`). After the test body, any live process carrying it -- or any new
-child of the test process started from the sandbox or running ``fake_clis`` -- fails the
-test, naming each process; leftovers are killed. The check runs again at teardown.
-
-State lives in ``config.stash`` and ``item.stash`` (style anchors §15), never in globals.
+Design: docs/design/conformance.md#conformance.pytest_plugin
 """
 
 from __future__ import annotations

@@ -1,47 +1,7 @@
 """Event snapshots: a syrupy extension that pins a normalized event stream as JSON Lines.
 
-:class:`EventStreamExtension` is a ``SingleFileSnapshotExtension`` (wire §B.5, "recommended
-use" 1): one ``.jsonl`` file per snapshot, so a pull request shows a changed event as one
-changed line. The file is::
-
-    {"format": "adapter-harness-events", "version": 1}
-    {"type": "status", "label": "initializing", "session_id": "<uuid-1>"}
-    {"type": "text_delta", "delta": "I'll create the page."}
-    ...
-
-Line 1 is a format header (rule PLUGIN-SNAP-003): a snapshot whose first line is not the
-current header is *tainted*, so syrupy asks for ``--snapshot-update`` instead of showing a
-confusing diff (the syrupy way of versioning files, style anchors §5). Every other line is
-one event, in order, as :meth:`harness.events.Event.to_json` gives it (``type`` first; keys
-in the parser's order) after normalization; ``json.dumps(..., ensure_ascii=False)``, with
-the Unicode line separators ``str.splitlines`` knows (U+0085, U+2028, ...) escaped too, so
-every tool sees exactly one event per line.
-
-**What is normalized, before serialization** (rule PLUGIN-SNAP-002; wire §B.5 "normalize
-before snapshotting"), and nothing else:
-
-1. Durations and times that depend on the clock, by event type: ``status.ttft_ms``,
-   ``status.elapsed_ms``, ``usage.duration_ms`` and ``tool_use.started_at_ms`` (a
-   timestamp) become the string ``"<ms>"`` when present.
-2. Directories that differ per run: each directory bound with :meth:`with_paths` (the
-   ``snapshot_events`` fixture binds the test's sandbox: ``{cwd}``, ``{home}``, ``{bin}``,
-   and ``{tmp}`` for the test's ``tmp_path``), in every string value at any depth, in
-   the spelling given, its resolved spelling (macOS ``/private/var``) and, when it
-   differs, its ``/``-separated spelling. A directory is replaced only where it ends at a
-   path boundary (``/tmp/a/cwd`` inside ``/tmp/a/cwd2`` is left alone); the longest
-   directory wins, so ``{cwd}`` beats ``{tmp}``.
-3. Random ids: every RFC 4122-shaped UUID (``8-4-4-4-12`` hex digits, any version, not
-   part of a longer run of hex digits) in every string value becomes ``<uuid-N>``,
-   numbered by first appearance in the stream (case-insensitive), so a session id and
-   every later mention of it share one placeholder, and two different ids stay
-   different.
-4. Wall-clock timestamps: every ISO-8601 date-time in a string value
-   (``2026-11-02T10:04:05.123Z``, with optional fraction and zone) becomes
-   ``<timestamp>``.
-
-Event fields, order and types are otherwise kept as they are, including costs, token
-counts and ids that are not UUIDs (a scenario's ``call_write_1``). syrupy's ``exclude``,
-``include`` and ``matcher`` apply after normalization.
+Rules: PLUGIN-SNAP-002.
+Design: docs/design/conformance.md#conformance.snapshots
 """
 
 from __future__ import annotations

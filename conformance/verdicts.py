@@ -3,20 +3,7 @@
 Pure (no pytest, no IO, no clock), so it is tested with synthetic outcomes
 (style anchors, "Examples to follow" 10; acp-tck ``common/report.py``).
 
-* A check observes a :class:`Status`: ``pass``, ``fail``, ``skipped`` (not
-  applicable, with the reason) or ``not_tested`` (it applies but could not run).
-* Several outcomes for one (def, rule) — one per scenario, plus solo re-runs
-  of a flaky check — fold into one :class:`Cell` (CONFORM-VERDICT-001):
-  re-runs of one check first (:func:`fold_attempts`), then the worst of the
-  checks by :data:`STATUS_PRIORITY`. A rule that applies to a def and has no
-  outcome at all is ``not_tested``.
-* The baseline and flaky lists (:mod:`conformance.baseline`) then give each
-  cell its :class:`Disposition`; MCP conformance semantics (wire §B.2):
-  fail+listed → ``expected_fail``, pass+listed → ``stale``.
-* The exit code is a verdict (design §Conformance model; acp-tck, wire §B.3):
-  non-zero on any mandatory ``fail`` or ``not_tested``, any capability
-  ``fail``, or any ``stale`` baseline entry (CONFORM-EXIT-001). Advisory rules
-  never fail the run by their own result.
+Design: docs/design/conformance.md#conformance.verdicts
 """
 
 from __future__ import annotations

@@ -1,23 +1,7 @@
 """Interactive approval prompts: which CLIs stop at one, and what argv makes them not ask.
 
-Seed 000 §10: "the daemon runs agent CLIs without a TTY, so it must not rely on an
-interactive tool-approval prompt to make progress" (§5.9); each def's headless arg builder
-"intentionally choose[s] non-interactive permission modes". This module is the fakes' side of
-that contract, written from each CLI's own documentation and independent of the defs, so a
-test can hold a def's ``headless_flags`` against it (rule HEADLESS-DECLARED-001):
-
-* :data:`GATES`: the one-way CLIs that ask on their terminal before a tool runs, each with
-  the argv that is its "do not ask" posture, the question it asks and the seed citation;
-* :data:`NO_TERMINAL_PROMPT`: the one-way CLIs that never ask on a terminal, with the reason;
-* :data:`PROTOCOL_APPROVAL_FORMATS`: two-way formats whose approval requests are protocol
-  messages the host's session answers, never a terminal prompt.
-
-The emulators run with a pipe for stdin, where most of them answer a missing posture the
-headless way (claude and copilot deny the tool, qwen lacks it in its registry). On a real
-terminal the real CLIs ask and wait instead; :func:`ask_on_terminal` plays that part for
-``python -m fake_clis.approval_demo`` (rule HEADLESS-TTY-001). Gates marked ``native`` belong
-to emulators that already ask and wait themselves (deepseek, aider, atomcode), so the demo
-does not ask a second time.
+Rules: HEADLESS-DECLARED-001, HEADLESS-TTY-001.
+Design: docs/design/fakes.md#fake_clis.approval
 """
 
 from __future__ import annotations

@@ -2,23 +2,8 @@
 every format (faults, sleeps, stderr), file writes, sessions, and the record of
 what the fake was given.
 
-A fake is a real process (design principle 7). It is started as
-``python -m fake_clis AGENT [args...]`` (``harness fakes install`` writes shims
-named like the real binaries that do exactly that). Environment:
-
-* ``FAKE_CLI_SCENARIO`` — scenario name or path (default ``happy``);
-* ``FAKE_CLI_RECORD`` — path of a JSON file the fake writes at exit, holding
-  what it received (argv, cwd, prompt and how it came, selected env, the
-  ``.mcp.json`` it found, the MCP env-content variables, protocol frames it read, and
-  each staged skill root the prompt names with what is really there: ``skills``);
-* ``FAKE_CLI_VERSION=old`` (or ``FAKE_CLI_OLD_VERSION=1``) — behave like an old
-  build: optional flags are missing from the help text *and* rejected as unknown.
-  A scenario with ``old_version`` is an old build too, help text included, so the
-  help probe of a run finds what that build has (FIDELITY-CAPS-001);
-* ``FAKE_CLI_AUTH=missing`` — the auth probe reports "not logged in".
-
-Sessions live under ``$HOME/.fake-cli/<agent>/sessions/<id>.json`` so a resume
-continues a session and an unknown id fails the way the real CLI does.
+Rules: FIDELITY-CAPS-001.
+Design: docs/design/fakes.md#fake_clis.base
 """
 
 from __future__ import annotations

@@ -1,51 +1,6 @@
 """Fake Claude Code, CodeBuddy Code and Amp: the ``claude-stream-json`` emulators.
 
-What the real CLIs do, and where it is written down:
-
-* **Invocation** (seed 000 §5.1, wire §A.4): ``claude -p --input-format stream-json
-  --output-format stream-json --verbose``. Claude Code 2.1.x refuses stream-json output in
-  print mode without ``--verbose`` (``Error: When using --print, --output-format=stream-json
-  requires --verbose``, exit 1), stream-json input without stream-json output, and
-  ``--include-partial-messages`` outside ``--print`` + stream-json output. Options are parsed
-  by commander: an unknown option is ``error: unknown option '--x'``, exit 1.
-* **Prompt** (seed 002 §6.2, ref §2.1.8): with ``--input-format stream-json`` every stdin line
-  is one ``{"type":"user",...}`` message = one turn; several turns run in one process and
-  the CLI exits when stdin closes after its last ``result`` (real-clis §2 claude: "2 turns in
-  one process"). With text input the prompt is the positional argument or all of stdin.
-* **Frames** (wire §A.4, ref §2.1, real-clis §2 claude): ``system/init`` first; with
-  ``--include-partial-messages`` Anthropic ``stream_event`` frames (``message_start``,
-  ``content_block_start/delta/stop``, ``message_delta`` with the stop reason,
-  ``message_stop``) *and* one ``assistant`` wrapper per content block (2.1.259+), whose
-  ``stop_reason`` is always ``null``; the real stop reason lives only in ``message_delta``
-  and ``result``. A tool runs when its ``content_block_stop`` arrives, so the ``user``
-  ``tool_result`` line comes *before* that message's ``message_delta`` / ``message_stop``.
-  ``result`` is last and its keys are not in type-first order.
-* **API errors** (an upstream report on 2.1.233, anthropics/claude-code#79500): a synthetic
-  assistant message (``model: "<synthetic>"``, ``error``, ``is_api_error_message``) with the
-  text ``API Error: <status> {...}``, then ``result`` with ``subtype: "success"``,
-  ``is_error: true``, ``terminal_reason: "api_error"``; the fake exits with the scenario's
-  code (real-clis §1: claude exits 1 on the error scenario).
-* **Sessions** (seed 002 §4.1): ``--session-id <uuid>`` creates (an id in use is an error),
-  ``--resume <id>`` continues (``No conversation found with session ID: <id>``, exit 1).
-* **Permissions** (seed 000 §10; real-clis §1: ``Write`` with ``--permission-mode
-  acceptEdits``, ``Bash`` with ``--allowedTools Bash``): a write runs only under
-  ``bypassPermissions`` / ``acceptEdits`` / ``--dangerously-skip-permissions`` (or an allowed
-  ``Write``); otherwise the tool result is the denial ``Claude requested permissions to write
-  to <path>, but you haven't granted it yet.`` and nothing is written.
-
-CodeBuddy Code is emulated as the same Claude Code 2.1.x build under its own name, plus its
-``-y`` alias of ``--dangerously-skip-permissions`` (ref §8.3). Amp (``amp -x --stream-json``,
-seed 000 §3 / ref §8.3) prints Claude-shaped whole messages: no ``stream_event`` frames, a
-real ``stop_reason`` in each assistant message, a thread id ``T-<uuid>``, its own tool names
-(``create_file``, ``Bash``); in execute mode without ``--dangerously-allow-all`` a shell
-command is rejected (the fake's wording, the real text is not recorded anywhere we can cite).
-
-Not emulated: the root + ``bypassPermissions`` refusal unless ``IS_SANDBOX=1`` (real-clis
-§1), because every headless run as root in CI would then need that variable; ``--resume``
-without a value (commander's optional value cannot be expressed by ``fake_clis.argv``).
-Accepted but without effect on the scenario: ``--model``/``--fallback-model`` (the model name
-is echoed in the frames), ``--effort``, ``--system-prompt``, ``--append-system-prompt``,
-``--settings``, ``--add-dir``, ``--agents``, ``--forward-subagent-text``, ``--max-turns``.
+Design: docs/design/fakes.md#fake_clis.claude_stream
 """
 
 from __future__ import annotations

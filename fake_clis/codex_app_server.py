@@ -4,62 +4,7 @@ wire §A.3.2; real-clis "codex (0.171.0)").
 ``fake_clis.json_events`` owns the ``codex`` agent id and its argv; ``codex app-server`` is
 handed to :func:`run_app_server` here (so this module exports no ``SPECS``).
 
-What the real server does, and where it is written down. The frame shapes follow the captures
-of the real 0.171.0 binary in ``tests/protocols/data/codex_app_server/`` and the JSON Schema
-it generates (``harness/schemas/codex-app-server/``); the error texts marked "0.171.0" below
-were read from the same binary run offline in a loopback-only network namespace:
-
-* JSON-RPC 2.0 **without** the ``"jsonrpc"`` member on the wire (wire §A.0); a client frame
-  that carries it is accepted. Responses are ``{"id", "result"}`` / ``{"error", "id"}``;
-  notifications carry a top-level ``emittedAtMs``. A line that is not a JSON-RPC message is
-  logged on stderr (``Failed to deserialize JSONRPCMessage``) and otherwise ignored.
-* Lifecycle (wire §A.3.2): ``initialize`` -> ``{userAgent, codexHome, platformFamily,
-  platformOs}`` where ``userAgent`` is ``<clientInfo.name>/0.171.0 (<os>; <arch>) unknown
-  (<clientInfo.name>; <clientInfo.version>)``; a request before it gets -32600 ``Not
-  initialized``, a second one ``Already initialized`` (0.171.0).
-* ``thread/start`` -> ``{thread:{id, ...}, model, sandbox, ...}`` then ``thread/started``.
-  ``thread/resume`` of a saved thread answers the thread (no ``thread/started``) and replays
-  the last turn's ``thread/tokenUsage/updated`` (as the resume capture shows); an unknown id
-  is -32600 ``no rollout found for thread id <id>``, an id that is not a UUID ``invalid
-  session id: ...`` (0.171.0). Threads are saved under ``$HOME/.fake-cli/codex/sessions``
-  like the ``codex exec`` fake's, so either transport resumes the other's threads, as codex's
-  rollouts do. A rollout exists once a turn started.
-* ``turn/start`` -> ``{turn:{id, status:"inProgress", ...}}``, then ``thread/status/changed``
-  (active), ``turn/started``, the ``userMessage`` item, one item per scenario step, and
-  ``turn/completed`` ``{turn:{status:"completed"}}`` after ``thread/status/changed`` (idle).
-  Text is an ``agentMessage`` item with one ``item/agentMessage/delta`` per chunk; thinking
-  a ``reasoning`` item with ``summaryPartAdded`` + ``summaryTextDelta``; a shell tool a
-  ``commandExecution`` item (``/bin/bash -lc '<cmd>'``, ``outputDelta``, ``exitCode``); a
-  write a ``fileChange`` item (absolute paths, ``kind:{type:add|update}``, ``diff``), the
-  file really written, then ``turn/diff/updated``; with patch streaming enabled by the
-  client (``config["features.apply_patch_streaming_events"] = true`` on the thread, or
-  ``--enable apply_patch_streaming_events`` / ``-c features...=true``)
-  ``item/fileChange/patchUpdated`` previews with cwd-relative paths come first (seed 000
-  §5.3); other tools an ``mcpToolCall`` item. Usage is ``thread/tokenUsage/updated`` with the
-  thread-cumulative ``total`` and this call's ``last``.
-* ``turn/interrupt {threadId, turnId}`` -> ``{}``, then ``turn/completed`` with status
-  ``interrupted``; without an active turn -32600 ``no active turn to interrupt`` (0.171.0).
-  ``turn/start`` on a thread that is not loaded: ``thread not found: <id>`` (0.171.0).
-* A model API failure (scenario ``api_error``) is ``thread/status/changed`` (systemError),
-  an ``error`` notification ``{error:{message, codexErrorInfo, additionalDetails},
-  willRetry:false}`` and ``turn/completed`` with status ``failed`` and the same error, as the
-  ``error_turn`` capture; the server stays up.
-* Approvals: with ``approvalPolicy: "untrusted"`` every command and file change first sends
-  the server request ``item/commandExecution/requestApproval`` /
-  ``item/fileChange/requestApproval`` and waits for the client's decision (``decline`` and
-  ``cancel`` leave the item ``declined``; ``cancel`` also interrupts the turn), then
-  ``serverRequest/resolved``. ``never`` (what the engine sends) asks nothing. A write under
-  the ``read-only`` sandbox is rejected before it runs and reports no item, as the exec fake.
-* The server does not exit when a turn completes; it exits 0 at stdin EOF (codex exits about
-  250 ms after EOF, upstream session.ts). Scenario ``ignore_stdin_close`` keeps it alive.
-
-Faults: ``malformed`` writes the first half of a real notification as a line, ``foreign`` an
-``item/agentMessage/delta`` of another thread and turn, ``oversize`` one delta line padded to
-exactly ``bytes`` bytes, ``crash`` with ``mid_line`` half a notification without newline,
-``hang`` stops the turn until it is interrupted. Methods codex has but the fake does not
-emulate (``thread/list``, ``fs/*``, ...) get -32601; unknown ones -32600 ``Invalid request:
-unknown variant`` like 0.171.0. Not emulated: ``--listen`` transports other than stdio,
-retries (``willRetry: true``), ``configWarning`` notices about the host's sandbox tooling.
+Design: docs/design/fakes.md#fake_clis.codex_app_server
 """
 
 from __future__ import annotations

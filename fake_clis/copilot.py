@@ -1,38 +1,6 @@
 """Fake GitHub Copilot CLI: the ``copilot-stream-json`` emulator.
 
-What the real CLI does, and where it is written down:
-
-* **Invocation** (seed 000 §5.7): ``copilot --allow-all-tools --output-format json [--model M]
-  [--add-dir D]...``. Options are parsed by commander (``error: unknown option '--x'``, exit 1).
-* **Prompt** (seed 000 §5.7): ``-p <text>`` is the prompt; without ``-p`` the prompt is read
-  from stdin to EOF. ``-p -`` is *not* a stdin sentinel: the prompt is the one character
-  ``-`` (the fake runs that literal prompt and records it).
-* **Frames** (ref §2.3, wire §A.5 Copilot; line types and order from copilot 1.0.102,
-  recordings/real/copilot/*.jsonl): dotted ``type`` with the payload under ``data``, an
-  ``id``/``timestamp``/``parentId`` per event and ``ephemeral: true`` on the transient ones.
-  No ``session.start``: a run opens with ``session.skills_loaded``,
-  ``session.mcp_servers_loaded``, ``session.tools_updated``, ``user.message``. Each model
-  call is one turn: ``assistant.turn_start``, ``model.call_start``, the streamed
-  ``assistant.reasoning_delta`` / ``assistant.message_start`` + ``assistant.message_delta`` /
-  ``assistant.tool_call_delta``, ``model.call_finished``, ``assistant.message``,
-  ``assistant.reasoning``, then ``tool.execution_start``, ``model.call_final_result``,
-  ``tool.execution_complete`` and ``assistant.turn_end``. ``assistant.idle`` precedes the
-  terminal ``result``, whose fields are top level: ``sessionId``, ``exitCode`` and
-  ``usage{premiumRequests, totalApiDurationMs, sessionDurationMs, codeChanges}`` (no
-  ``success`` field) with no token counts (github/copilot-cli#4107), so a scenario's token
-  counts are not printed.
-* **Tools** (seed 000 §5.7, real-clis second batch: "one-shot needs ``--allow-all-tools``"):
-  the write tool is ``create {path, file_text}``, the shell tool ``bash {command}``. Without
-  ``--allow-all-tools`` (or an ``--allow-tool`` naming the tool kind) a headless run cannot
-  ask, so the call completes with ``success: false`` and the denial
-  ``Permission denied and could not request permission from user``; nothing is written.
-  The real CLI may instead block on the approval prompt; the fake chooses the denial so a
-  missing flag fails fast and visibly.
-* **Sessions**: ``--resume <id>`` continues a saved session; an unknown id is an error
-  (exit 1; the wording is the fake's). ``--continue`` picks the latest session of the cwd.
-* **Errors**: a failed model call is retried 5 times (``model.call_failure``,
-  ``assistant.turn_retry``, ``session.info{model_retry}`` per retry), then the turn ends and
-  ``session.error``, ``assistant.idle`` and ``result{exitCode: 1}`` follow; exit 1.
+Design: docs/design/fakes.md#fake_clis.copilot
 """
 
 from __future__ import annotations

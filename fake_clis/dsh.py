@@ -1,57 +1,7 @@
 """Fake DeepSeek Harness (``dsh``) with the ``open-design`` profile: the ``dsh-profile-jsonl``
 emulator (seed 001 whole; ref §2.8; wire §A.5 "DeepSeek Harness").
 
-What the real pieces do, and where it is written down:
-
-* ``dsh --version`` prints the Harness version alone (``0.1.2-rc.1``, one of the def's tested
-  versions). ``FAKE_CLI_VERSION`` replaces it, so detection can be shown an untested
-  (``0.9.0``) or unparseable (``nightly``) version (seed 001 §5 "Version policy").
-* ``dsh --profile open-design --probe`` writes one ``probe`` frame and exits 0 (seed 001 §5).
-  ``dsh --profile open-design --models`` writes one ``models`` frame (seed 000 §5.12, the
-  shape ``harness.defs.deepseek_harness.parse_models_output`` reads).
-* ``dsh --profile open-design --stdio`` is one run (seed 001 §6, §7): ``ready`` first, then it
-  reads ``execute`` from stdin, answers ``session`` (a new id, or the saved id with
-  ``resumed: true``), streams ``thinking`` / ``text`` / ``tool_call`` / ``tool_result`` /
-  ``usage`` frames carrying the request id, writes the files its write tool writes, and ends
-  with exactly one ``result`` and exits ("The runtime exits after the terminal result").
-  A ``cancel`` for the active request ends the run with ``result: cancelled`` (seed 001 §10
-  step 2); a resume of an unknown or corrupt session is ``result: failed`` with
-  ``resume_rejected: true`` and never a new session (seed 001 §6). Stdout carries protocol
-  frames only; stderr gets a short diagnostic that never holds the prompt, credentials or raw
-  tool output (seed 001 §6, §14).
-* ``dsh plugin --profile open-design add <tarball>`` installs the profile bundle (seed 001 §4):
-  the tarball must be an npm-pack tarball (``package/package.json`` inside); its path and
-  SHA-256 go to the record, and ``<DSH home>/profiles/open-design/package.json`` is written
-  (the file upstream's detection preflight looks for, ref §5.1 step 5). The DSH home is
-  ``$DSH_HOME``, else ``$HOME/.dsh`` (seed 001 §8).
-
-Which profile is installed: an installed marker (written by ``plugin add``) wins; without one
-``FAKE_DSH_PROFILE`` decides: unset/``installed`` = a compatible profile, ``missing`` = no
-profile (every profile mode exits 1 with dsh's message), ``incompatible`` = a profile whose
-probe and ready frames say ``protocol_version: 2``. So a test can start from ``missing``,
-run ``plugin add`` and see the probe succeed, which is the seed 001 §4 repair flow.
-
-Argv is strict. The Harness CLI is a Node program; the reference does not record its argument
-library, so errors use commander's wording (``error: unknown option '--x'``, exit 1) and the
-mode checks use commander's conflict message. A bare ``dsh`` (the interactive TUI) or a prompt
-argument (the plain headless mode the seed calls insufficient, seed 001 §3) is refused, so a
-def that relied on either fails loudly. ``FAKE_CLI_OLD_VERSION=1`` is a profile bundle from
-before model discovery: ``--models`` is absent from the help text and rejected as unknown.
-
-Scenario faults (``fake_clis/scenario.py``): ``malformed`` writes the first half of a real
-frame as a line, ``foreign`` a text frame of another request id, ``oversize`` one text frame
-padded to exactly ``bytes`` bytes, ``crash`` with ``mid_line`` half a frame without newline,
-``api_error`` a ``result: failed`` with ``error{code, message}``.
-
-What the real runtime under the shipped bundle was seen to do (dsh 0.2.1-rc.2, the live
-recordings in ``recordings/real/deepseek-harness/``), and the fake does too: session ids are
-``session-<uuid>``; the bundle projects committed messages, so a message's thinking and text
-arrive whole, one frame per block, when the message ends (at a tool call, a cancel or the end
-of the turn), never chunk by chunk; the tools are ``write`` (``file_path``, ``content``; its
-result names the absolute path) and ``bash`` (``command``, ``description``); usage is one
-frame summed over the turn, just before the result, with both cache counts; the result's
-``output`` is the last message's text; a provider error's code is the runtime's class of the
-HTTP status (:data:`API_ERROR_CODES`).
+Design: docs/design/fakes.md#fake_clis.dsh
 """
 
 from __future__ import annotations

@@ -1,64 +1,6 @@
 """Fake pi and Prime Agent: the ``pi-rpc`` emulators.
 
-What the real CLIs do, and where it is written down (pi 0.73.1: ``docs/rpc.md``,
-``dist/cli/args.js``, ``dist/modes/rpc/rpc-mode.js``, ``pi-agent-core`` ``agent-loop.js``;
-wire §A.2; ref §2.7; seed 000 §5.10):
-
-* **Invocation**: ``pi --mode rpc [--model M] [--thinking L] [--skill d]...
-  [--append-system-prompt d]...``. pi parses argv by hand (``parseArgs``): an unknown
-  ``--flag`` is kept as a possible extension flag and, no extension claiming it, rejected
-  after start-up with ``Error: Unknown option: --flag`` (exit 1); an unknown short option is
-  ``Error: Unknown option: -x`` (exit 1); ``--thinking`` with a bad level is only a warning;
-  ``--model`` that matches no model is ``Error: Model "x" not found. Use --list-models to see
-  available models.`` (exit 1). ``fake_clis.argv`` has no such style, so the shared parser only
-  accepts every token (:class:`fake_clis.acp.AnyFlag`) and this module parses argv with pi's
-  rules. Only ``--mode rpc`` is emulated.
-* **Protocol** (rpc.md): one JSON command per stdin line; ``{id, type: "prompt", message}`` is
-  answered ``{id, type: "response", command: "prompt", success: true}``, then events with no id:
-  ``agent_start``, ``turn_start``, ``message_start``/``message_end`` for the user message, the
-  assistant message streamed as ``message_update`` (``assistantMessageEvent`` ``text_start`` /
-  ``text_delta`` / ``text_end``, ``thinking_*``, ``toolcall_*``), ``message_end``, then per tool
-  ``tool_execution_start`` / ``tool_execution_end`` and the ``toolResult`` message, ``turn_end
-  {message{usage{input, output, cacheRead, cacheWrite, totalTokens, cost{total}}, stopReason},
-  toolResults}``; after the tools the model is called again (a new turn), and the run ends with
-  ``agent_end{messages}``. ``done``/``error`` stream events are not forwarded (agent-loop.js):
-  a failed model call is an assistant message with ``stopReason: "error"`` and
-  ``errorMessage``, followed by pi's auto-retry (``auto_retry_start`` ... ``auto_retry_end``;
-  ``retry.enabled`` / ``maxRetries`` / ``baseDelayMs`` from ``~/.pi/agent/settings.json`` and
-  ``<cwd>/.pi/settings.json``, defaults true / 3 / 2000 ms, only for retryable messages).
-* **Lifetime**: pi stays alive after ``agent_end`` and exits 0 when stdin closes, at any
-  time, even mid-run (``process.stdin.on("end", shutdown)``); the fake exits with the
-  scenario's exit code then, or lingers when the scenario sets ``ignore_stdin_close``.
-* **Commands**: ``abort`` stops the run (``stopReason: "aborted"``, ``turn_end``,
-  ``agent_end``, then the abort response); ``new_session{parentSession}`` answers success when
-  the parent file exists and ``success: false`` otherwise; ``get_state``, ``get_messages``,
-  ``set_model``, ``set_thinking_level``, ``get_available_models``. A prompt while a run is
-  streaming is rejected as pi does without ``streamingBehavior``; the queueing commands
-  (``steer``, ``follow_up``, ``streamingBehavior``) and the rest of rpc.md's commands answer
-  ``success: false`` naming the fake's limit; an unknown type is ``Unknown command: x``; a
-  line that is not JSON is ``{command: "parse", success: false}``.
-* **Extension UI**: a scenario tool step of kind ``other`` named ``confirm`` is an
-  extension-registered tool that asks ``extension_ui_request{method: "confirm"}`` and waits
-  for the ``extension_ui_response``; ``confirmed: true`` runs it, anything else blocks it.
-* **Sessions** (seed 000 §5.10 "Resume", ref §2.7): one new file per run under
-  ``<cwd>/.pi/sessions/<timestamp>_<uuid>.jsonl`` (``--session-dir`` or
-  ``PI_CODING_AGENT_SESSION_DIR`` override; ``--no-session`` writes none), a ``session``
-  header then one entry per message, so the PI_SESSION capture sees exactly one changed file.
-  ``--session <path|id>`` / ``--continue`` reopen a file and append to it.
-* **Faults**: ``malformed`` writes half a ``message_update`` line; ``foreign`` a response for
-  a request id this client never sent; ``oversize`` one valid fire-and-forget
-  ``extension_ui_request{method: "setWidget"}`` line of exactly ``bytes`` bytes.
-
-The record holds ``prompt``, ``prompts``, ``prompt_via: "rpc"``, ``pi_args`` (what argv set),
-``model``, ``resumed`` / ``prior_turns`` / ``parent_session``, ``session_file``,
-``extension_ui`` (each dialog and its answer) and ``stdin_frames``. The shared router accepts
-every token (:class:`~fake_clis.acp.AnyFlag`) except a ``--name=value`` spelling, which it
-refuses with commander's words where pi would say ``Unknown option`` (same exit code 1).
-
-Prime Agent (ref §8.3, §2.7 last line) is emulated as a pi fork with the same protocol and
-parser, plus ``--cwd <dir>`` and ``--resume <id|path>`` (a value, unlike pi's ``--resume``
-picker switch); its sessions are ``~/.prime/agent/sessions/<id>.jsonl``, an unknown
-``--resume`` id exits 1, and ``prime-agent model list`` prints its model table.
+Design: docs/design/fakes.md#fake_clis.pi_rpc
 """
 
 from __future__ import annotations

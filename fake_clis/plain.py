@@ -1,62 +1,6 @@
 """Fake plain-text CLIs: aider, Antigravity (``agy``), AtomCode, DeepSeek TUI, Grok Build, Qwen.
 
-Seed 000 §3 lists them under the ``plain`` stream format: stdout is free text, and the only
-structure in it is an Anthropic-style ``<artifact>`` block (seed 000 §5.13). Each fake reads
-its prompt the way the real CLI does and records it (``prompt``, ``prompt_via``):
-
-============  ==================================================  ============  ==========
-CLI           invocation (the def's build_args)                   prompt        argv lib
-============  ==================================================  ============  ==========
-aider         ``aider --yes-always ... [--model M] --message P``   argv value    argparse
-agy           ``agy [--log-file L] -p -``                         stdin         commander
-atomcode      ``atomcode --prompt-file F -y [--model M]``          file          clap
-deepseek      ``deepseek exec --auto [--model M] P``               argv (last)   clap
-grok          ``grok --prompt-file F [--model M] [--effort R]``    file          clap
-qwen          ``qwen --yolo [--model M]``                          stdin         yargs
-============  ==================================================  ============  ==========
-
-How each one renders the scenario (text chunks are written as they stream, one line per
-text step):
-
-* **aider** (aider 0.86.2 with ``--no-pretty``, recordings/real/aider/): a blank line and
-  the announcements (``Aider v…``, ``Model: … with whole edit format``, ``Git repo: none``,
-  ``Repo-map: disabled``), a blank line, then the model's reply streamed as the scripted
-  server sends it to a CLI with no tools (a write is a "whole"-format file listing, a shell
-  step a fenced ``bash`` block), reasoning framed by ``► **THINKING**`` / ``► **ANSWER**``,
-  a blank line and ``Tokens: N sent, M received.`` (a ``Cost:`` only when the scenario's
-  usage gives ``cost_usd``: offline the model has no price). The reply is then parsed as file
-  listings: a new file is confirmed (a blank line and its path; without ``--yes-always`` also
-  ``Create new file? (Y)es/(N)o [Yes]:`` read from stdin) and ``Applied edit to <path>``; a
-  reply that does not parse (a ``bash`` block has no file name) is reflected to the model up
-  to three times, then ``Only 3 reflections allowed, stopping.``. An API error is printed as
-  litellm's exception and aider's description, retried on aider's backoff schedule (printed,
-  not waited out) and the run exits 0. aider's own lines wrap at the console width, as Rich
-  wraps them (``$COLUMNS``, else 80). Not emulated: ``--no-stream``, ``--file``/``--read``
-  and git beyond the ``Git repo:`` line.
-* **deepseek** (seed 000 §5.11): text deltas on stdout, tool-call notifications (and the
-  reasoning, and the token count) on stderr. Without ``--auto`` a tool call asks on stderr
-  and waits for a stdin line (an open stdin means the run hangs, as the seed warns; EOF is a
-  denial). ``--json`` batches the run into one trailing object instead of streaming.
-* **qwen** (text output of ``qwen`` with the prompt on stdin): only the final answer on
-  stdout (qwen 0.24.4, recordings/real/qwen/happy.jsonl): the text of a model message that a
-  tool call follows is not printed, and a write is performed silently, with no echo of the
-  file. An ``<artifact …>`` block reaches stdout only as the scenario's own (final) text.
-  Without ``--yolo`` (or ``--approval-mode yolo``/``auto-edit``) the non-interactive tool
-  registry lacks the tool: ``Error executing tool …: Tool "…" not found in registry.`` on
-  stderr, nothing written.
-* **agy** (seed 002 §4.4): the answer on stdout and nothing else; failures (a failed model
-  call, a missing login) are silent on stdout *and* stderr and written only to
-  ``--log-file``, and only when ``--log-file`` precedes ``-p`` (``agy -p --log-file x -`` runs
-  but leaves the log empty, seed 002 §4.4 pit one).
-* **atomcode** / **grok**: the answer on stdout; atomcode prints ``⏺ Tool(target)`` lines and
-  asks for approval without ``-y``; grok lists models for ``grok models``.
-
-Sessions: every run is saved under ``$HOME/.fake-cli/<agent>/sessions``; aider
-``--restore-chat-history``, agy ``-c`` and qwen ``--continue`` continue the cwd's latest one,
-qwen ``--resume <id>`` a given one (an unknown id exits 1).
-
-Not emulated: qwen ``--output-format json|stream-json`` (its structured modes are not the
-``plain`` format this module fakes; the flag is left out, so it is rejected).
+Design: docs/design/fakes.md#fake_clis.plain
 """
 
 from __future__ import annotations

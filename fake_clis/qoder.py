@@ -3,32 +3,7 @@
 Never run the real ``qodercli`` here (real-clis §5: it dials hard-coded public addresses);
 this fake is the only way its def is exercised.
 
-What the real CLI does, and where it is written down:
-
-* **Invocation** (seed 000 §5.8): ``qodercli -p --output-format stream-json --yolo -w <cwd>
-  [--model M] [--add-dir <abs>]... [--attachment <image>]...``; the prompt is read from stdin
-  (or the positional argument) and print mode exits after the turn. Flags mirror Claude
-  Code's (wire §A.5 Qoder), parsed by commander. Unlike Claude Code, stream-json output
-  does not need ``--verbose`` (the def never passes it). The fake checks that ``-w`` is an
-  existing directory and every ``--attachment`` an existing file (the CLI reads them).
-* **Frames** (seed 000 §5.8, ref §2.4, wire §A.5 Qoder): a Claude-Code-shaped superset:
-  ``system/init`` with ``qodercli_version``, ``protocol_version`` and ``capabilities``;
-  ``assistant`` messages (one frame per content block, as Claude Code 2.1.259+ does, so a
-  ``tool_use`` block is its own record); ``user`` tool results; ``result`` with ``usage``,
-  ``modelUsage``, ``total_cost_usd``, ``total_credits``, ``duration_ms`` and ``stop_reason``.
-  ``--include-partial-messages`` adds Anthropic ``stream_event`` frames.
-* **Errors**: a failed model call is an ``assistant`` record with an ``error`` object and no
-  text, then ``result{is_error: true, subtype: error_during_execution, error, error_code}``,
-  exit 1. A missing login (scenario ``auth: missing`` or ``FAKE_CLI_AUTH=missing``) is the
-  real-clis observation: ``result`` "Not logged in · Please run /login"
-  (``authentication_failed``), exit 1.
-* **Permissions** (seed 000 §10: "Qoder and Trae use ``--yolo``"): without ``--yolo`` (or
-  ``--permission-mode bypassPermissions``/``acceptEdits`` for writes) a print-mode tool call
-  cannot be approved; its result is an error and nothing is written (the fake's wording).
-* **Input**: with ``--input-format stream-json`` each stdin line is one Claude-shaped user
-  message and one turn of the same session (read line by line, so stdin may stay open).
-* **Sessions**: ``-r/--resume <id>`` continues a saved session (unknown id -> error, exit 1,
-  the fake's wording); ``-c/--continue`` the latest one of the cwd.
+Design: docs/design/fakes.md#fake_clis.qoder
 """
 
 from __future__ import annotations

@@ -5,45 +5,7 @@ A scenario is JSON (``fake_clis/scenarios/<name>.json``, schema
 renders every step in its own CLI's frame shapes. Faults are steps too, so a
 scenario can say "stream some text, then crash mid-line".
 
-Step kinds (``"kind"`` field):
-
-=============== ==============================================================
-text            assistant text; ``chunks`` splits it the way the model streams
-thinking        reasoning text
-tool            a tool call: ``tool`` is ``write`` (writes ``path`` under the cwd
-                with ``content``), ``shell`` (``command``; ``output``) or
-                ``other`` (``name``, ``input``); ``is_error`` marks a failed result
-usage           token counts and cost for the turn
-sleep           pause ``ms`` milliseconds (slow output)
-stderr          write ``text`` to stderr
-noise           a non-JSON line on stdout (debug output)
-malformed       a line that starts like a frame but is not valid JSON
-foreign         a frame that belongs to another request/session
-oversize        one stdout line of ``bytes`` bytes
-spawn_tree      start a child and a grandchild (``ignore_term``: both ignore SIGTERM)
-api_error       the model API failed: the CLI reports ``message`` its own way
-crash           exit now with ``exit_code``; ``mid_line`` writes half a frame first
-hang            stop producing output and never exit on its own
-compaction      *optional* (amr only): the model loop is interrupted by a context
-                compaction after the steps before it; the prompt fails with
-                continuation evidence and a new process may continue the turn with
-                the steps after it (seed 000 "AMR compaction continuation").
-                ``evidence`` ``structured`` (default) | ``legacy``; ``history``
-                ``kept`` (default) | ``missing`` | ``changed`` (what the continuing
-                process's ``session/load`` finds); ``pending_tool`` (a write left
-                ``in_progress`` before the error); ``repeat`` (the continuation is
-                interrupted again); ``advertise`` (the capability version
-                ``initialize`` announces, default 1; ``null`` = none)
-=============== ==============================================================
-
-Optional step kinds (:data:`OPTIONAL_STEP_KINDS`) are rendered only by the emulators
-whose ``CliSpec.optional_steps`` lists them; any other fake given such a scenario
-exits 2 before any output, naming the step (``fake_clis.base.main_for``).
-
-Top-level fields: ``stop_reason`` (default ``end_turn``), ``exit_code`` at
-the end (default 0), ``stall_ms`` before any output, ``ignore_stdin_close``
-(keep running after stdin closes until killed), ``old_version`` (help text
-lacks optional flags), ``auth`` (``ok`` / ``missing``).
+Design: docs/design/fakes.md#fake_clis.scenario
 """
 
 from __future__ import annotations

@@ -1,38 +1,7 @@
 """The recordings corpus: where it lives, how it is made, and what a test needs to list it.
 
-``recordings/`` (design §Recordings) holds one folder per stream format:
-
-* ``recordings/<stream_format>/<scenario>.jsonl``: a run of the format's fake CLI for
-  every fake scenario, made by :func:`regenerate` through the real runner with a
-  :class:`~harness.record.RunRecorder` (``python -m harness.corpus regen``);
-* ``recordings/<stream_format>/<cancel case>.jsonl``: a run of the format's fake that the
-  user cancels (:data:`CANCEL_CASES`; the recording keeps the stop ladder,
-  RECORD-LADDER-001), made the same way;
-* ``recordings/<stream_format>/edge/<RULE-ID>.jsonl``: hand-written edge cases, one per
-  strictness rule of the stream parsers and sessions, named after the rule they break
-  (:data:`EDGE_CASES` holds their wire lines; ``regen`` writes them too);
-* ``recordings/real/<agent>/*.jsonl``: runs of real CLIs (``harness record``), same format;
-* ``recordings/README.md``: one line per recording saying what it shows.
-
-Which def stands for a format is data (CORPUS-GEN-001): the first built-in def, in
-registry order, that has a fake CLI (:mod:`fake_clis.catalog`) and reaches the format
-through one of its transports. No agent id is named here.
-
-Each recording's header carries ``expect`` (REPLAY-STATUS-001), set from the outcome the
-live run had, as a replay can judge it: the status the recording's own stream or session
-gives, plus the error code when the stream or session carries one. A live run that failed
-for a reason only the runner sees (exit code, timeout, kill) is pinned as ``failed`` by
-the corpus test through :func:`conformance.checks.runs.observe_replay` (the same close
-classification the runner uses), not in ``expect``: the README line keeps the live status
-(``(live: failed RUN_EXIT_NONZERO)``, :attr:`ReadmeEntry.live_status`).
-
-Command line::
-
-    python -m harness.corpus regen [--format F] [--check]
-    python -m harness.corpus list
-
-``--check`` writes nothing: it exits 1 naming every planned recording that is missing,
-every edge case whose file differs from its definition, and every README problem.
+Rules: RECORD-LADDER-001.
+Design: docs/design/recording.md#harness.corpus
 """
 
 from __future__ import annotations

@@ -1,26 +1,6 @@
 """Detection: is each agent CLI installed, which version, what does it support.
 
-Per def (seed 000 §2, seed 002 §5.4, ref §5.1):
-
-1. resolve the executable (:func:`harness.launch.resolve_executable`) and build the
-   launch env; every probe runs on ``launch_path`` with that env, i.e. on what a run
-   will actually spawn (DETECT-LAUNCHPATH-001);
-2. the version probe, classified exactly as seed 002 §5.4 (DETECT-VERSION-001..004);
-3. the version policy (DETECT-POLICY-001) and the compatibility probe (DETECT-COMPAT-001);
-4. concurrently: help/capabilities (DETECT-CAPS-001), model listing
-   (DETECT-MODELS-001) and the declared auth probe (DETECT-AUTH-001)
-   (DETECT-CONCURRENT-001).
-
-The help probe's findings are what ``build_args`` reads (seed 002 §5.5: the
-capabilities map). They are kept per executable stamp (launch path, size, mtime)
-in :data:`CAPABILITY_CACHE`: detection fills it, and a run reads it through
-:func:`capabilities_for_run`, probing once when its executable was never probed or
-has changed since (FIDELITY-CAPS-001). A replaced binary has another stamp, so an
-upgrade or downgrade is probed again.
-
-All defs are probed concurrently (DETECT-PARALLEL-001), each fault-isolated
-(DETECT-ISOLATION-001); :func:`detect_stream` yields in completion order
-(DETECT-ORDER-001), :func:`detect_all` returns registry order (DETECT-ORDER-002).
+Design: docs/design/detection.md#harness.detect
 """
 
 from __future__ import annotations

@@ -1,32 +1,7 @@
 """``harness dsh setup``: install the pinned ``open-design`` profile through the user's own dsh.
 
-Seed 001 §4 is the procedure; §5 the compatibility gate; §14 the security rules:
-
-* "each packaged OD build carries an exact packed tarball plus a SHA-256 manifest"; "OD
-  verifies the tarball hash before invocation" of ``dsh plugin --profile open-design add
-  <embedded pinned tarball>``;
-* "Only after the user confirms does OD invoke" it; "Cancelling leaves both OD selection and
-  the Harness profile unchanged"; "If a compatible profile already exists, selection is
-  immediate and no prompt or reinstall occurs";
-* "dsh --version produces a usable identity" (a failed, empty or unparseable probe is an
-  error; a parseable untested version only warns) and "dsh --profile open-design --probe
-  emits a compatible probe frame" (§5);
-* "A client cannot supply ... plugin packages, profile names"; "Bundle installation is
-  explicit user authority, pinned, verified by probe, and never triggered silently during
-  daemon startup" (§14).
-
-The module has two halves. :func:`plan_step` is pure: from the facts gathered so far
-(:class:`SetupFacts`) it returns the next step: a command to run, a question to ask, the
-final report or the failure. :func:`setup_dsh_async` is the IO loop around it; it resolves
-``dsh`` with :mod:`harness.launch` (``DSH_BIN`` honoured), runs every command through
-:func:`harness.run.run_probe` and asks through a callback. Nothing here runs at import time
-and nothing else in the harness calls it (rule DSHSETUP-STARTUP-001).
-
-The package, the profile name and the install destination are not inputs: the install argv
-is built from constants and the embedded bundle's path, and dsh decides where the profile
-lives (under the user's ``DSH_HOME``, which this module neither sets nor reads; seed 001
-§14). The only non-default bundle :func:`setup_dsh_async` accepts is its ``bundle`` argument,
-which exists for tests (a tampered copy) and is reachable from no command-line option.
+Rules: DSHSETUP-STARTUP-001.
+Design: docs/design/dsh.md#harness.dsh_setup
 """
 
 from __future__ import annotations

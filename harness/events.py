@@ -4,37 +4,8 @@ One frozen dataclass per event ``type``; :meth:`to_json` gives the single wire
 shape (a plain JSON object with a ``type`` key; optional fields that are
 ``None`` are omitted). ``harness/schemas/events.schema.json`` validates it.
 
-Field names are ours (snake_case). Upstream (Open Design ``DaemonAgentPayload``,
-reference §1.1) uses camelCase; the mapping:
-
-================================  ==========================================
-ours                              upstream
-================================  ==========================================
-status.session_id                 status.sessionId
-status.ttft_ms                    status.ttftMs
-status.elapsed_ms                 status.elapsedMs
-status.cli_version                status.qodercliVersion
-tool_use.started_at_ms            tool_use.startedAt
-tool_result.tool_use_id           tool_result.toolUseId
-tool_result.is_error              tool_result.isError
-usage.cost_usd                    usage.costUsd
-usage.duration_ms                 usage.durationMs
-usage.stop_reason                 usage.stopReason
-usage.is_error                    usage.isError
-usage.model_usage                 usage.modelUsage
-turn_end.stop_reason              turn_end.stopReason
-raw.truncated_bytes               raw.truncated.originalBytes
-artifact.artifact_type            artifact.artifactType
-fabricated_role_marker.message_id fabricated_role_marker.messageId
-================================  ==========================================
-
-:meth:`to_json` always gives valid, encodable JSON data (rule
-ROBUST-JSONOUT-001): a number that is not finite (``1e999`` on the wire reads
-as ``inf``) becomes ``null``, as JavaScript's ``JSON.stringify`` writes it, and
-a lone surrogate in a string or key becomes U+FFFD. The shared JSON reader
-already keeps surrogates out (:func:`harness.streams.decoder.loads_json`);
-this is the backstop for values built any other way. :func:`event_json_line`
-is the one way to write an event as a line of JSON.
+Rules: ROBUST-JSONOUT-001.
+Design: docs/design/streams.md#harness.events
 """
 
 from __future__ import annotations

@@ -1,50 +1,6 @@
 """Installing the fake CLIs under the real binaries' names (``harness fakes install``).
 
-Design §"Fake CLIs": each fake is a real executable a run resolves exactly as it would
-resolve the real CLI. For every def, a shim is written for its ``bin`` and each of its
-``fallback_bins`` (rule RUN-FAKES-001):
-
-* POSIX: ``#!/bin/sh`` + ``exec "<python>" -S "<fake_clis>/_shim.py" <module> <agent-id> "$@"``,
-  mode 0755;
-* Windows: ``<name>.cmd`` holding ``@"<python>" -S "<fake_clis>\\_shim.py" <module> <agent-id> %*``
-  and ``<name>.exe``, a console launcher (rule RUN-FAKES-EXE-001, below)
-  (``<module>``: the emulator module that holds the agent's spec).
-
-``-S`` and the launcher script make a fake start in about half the time ``python -m
-fake_clis`` takes (``fake_clis/_shim.py`` says why); ``python -m fake_clis`` works too.
-``<python>`` is this interpreter, which imports ``fake_clis`` from where this process
-imported it.
-
-The ``.exe`` (design §"Fake CLIs": "``.cmd``/``.exe`` on Windows") is built without a
-compiler from PyPA's prebuilt console launcher, the one pip and virtualenv put in front
-of every console script: ``<distlib t64.exe | t64-arm.exe | t32.exe>`` + the shebang line
-``#!"<python>" -S`` + a zip archive whose ``__main__.py`` runs ``_shim.py`` with argv
-``[<shim>, <module>, <agent-id>, *args]``. The launcher finds the zip's end-of-central-
-directory record, takes the archive start from its offsets, reads the shebang just
-before it, and starts ``"<python>" -S "<the .exe>" <its own command-line tail>``; Python
-runs the ``.exe`` as a zip application (prepended data is allowed). So the arguments
-reach the fake exactly as the caller quoted them, with no ``cmd.exe`` in between. With
-both files in a directory, the Windows PATH walk (``''``, then PATHEXT
-``.COM;.EXE;.BAT;.CMD``) selects the ``.exe``; ``launchers=("cmd",)`` writes only the
-``.cmd`` for a caller that needs the ``cmd.exe`` path.
-
-Two defs may name the same binary (``byok-opencode`` falls back to ``opencode``). A name
-goes to the first def that claims it as its primary ``bin``, else to the first def that
-lists it as a fallback, so every def's own ``bin`` runs its own fake; the losing claims
-are reported as skipped, as are defs without an emulator. Ownership is settled over
-every def given, so ``agents=`` (``--agent``) writes only the names its agents own: the
-same names they get in a full install, never another def's binary.
-
-A user's files are safe (rule USERFILE-FAKES-001). A name in ``DIR`` is written only when
-it is absent or is a shim this installer wrote (:data:`SHIM_MARKER` in the ``#!/bin/sh``
-or ``.cmd`` shim, or in the ``.exe``'s zip ``__main__.py``; the unmarked shims of earlier
-versions are recognised by their shape). Anything else under that name (the user's file,
-a symbolic link, a directory) is left as it is and named in :attr:`InstallReport.kept`
-with the reason. A name is never opened for writing: its bytes go to a new temp file in
-``DIR``, which is then linked in (a new name: never replacing what appeared meanwhile) or
-renamed over the old shim, so no write follows a symbolic link out of ``DIR``. ``DIR``
-itself may be a symbolic link to a directory (a ``~/bin`` kept with one's dotfiles often
-is): the user named it, so it is followed, and only names inside it are guarded.
+Design: docs/design/fakes.md#harness.fakes_install
 """
 
 from __future__ import annotations

@@ -5,19 +5,7 @@ reads ``os.environ``, the real disk or the host platform unless the caller
 passes :class:`RealFileSystem`; so Windows and macOS cases run on Linux with a
 :class:`FakeFileSystem`. Only :mod:`harness.run` spawns processes.
 
-The chain (seed 002 §5, ref §5.2)::
-
-    def.bin ──① configured <ID>_BIN override
-            ──② bundled (hook; no built-in bundles in this project)
-            ──③ PATH ∪ user toolchain dirs
-            ──④ darwin app bundle            ──► selected_path ("what the user installed")
-                                                  │ node-wrapper → vendored native binary
-                                                  ▼
-                                               launch_path ("what is actually spawned")
-
-Rules: LAUNCH-ORDER-001, LAUNCH-OVERRIDE-001, LAUNCH-PATH-001, LAUNCH-PATHEXT-001,
-LAUNCH-APPBUNDLE-001, LAUNCH-CODEX-NATIVE-001, LAUNCH-CODEX-NATIVE-002, LAUNCH-ENV-001,
-LAUNCH-ENV-002, LAUNCH-ENV-003 (``conformance/rules/launch.py``).
+Design: docs/design/host.md#harness.launch
 """
 
 from __future__ import annotations

@@ -1,35 +1,6 @@
 """Recording format v1: the model, a sans-IO writer and a strict reader.
 
-A recording (design §Recordings; schema ``harness/schemas/recording-v1.schema.json``)
-is one JSON Lines file:
-
-1. a header: ``{"format": "adapter-harness-recording", "version": 1, "agent",
-   "stream_format", "event_parser", "transport", "argv", "prompt_delivery",
-   "platform", "cli_version", "env", "created"?, "expect"?}``; ``argv`` and ``env``
-   are scrubbed (:mod:`harness.scrub`);
-2. one line per chunk, in the order the runner saw them: ``{"t": <ms since start>,
-   "dir": "stdout"|"stderr"|"stdin", "data": <text>}``, or ``"b64": <base64>``
-   instead of ``"data"`` when the chunk's bytes are not valid UTF-8 (rule
-   RECORD-BYTES-001: every byte is kept, and so is every chunk boundary);
-3. the exit: ``{"exit": {"code": int|null, "signal": str|null, "duration_ms": n}}``.
-
-Between the chunks, a cancelled run has ``step`` lines (optional; a recording without
-them reads as before): ``{"t": <ms since start>, "step": "cancel"|"grace"|...}``, the
-stop ladder's steps in the order the runner took them (:mod:`harness.ladder`, rule
-RECORD-LADDER-001).
-
-``expect`` (optional) pins how a replay of the recording must end, for recordings
-that show a failure on purpose: ``{"status": "completed"|"failed"|"cancelled",
-"error_code"?: str, "error_rule"?: str}`` (rule REPLAY-STATUS-001).
-
-Data and header strings hold the placeholders ``{cwd}``, ``{home}``, ``{tmp}``
-until :func:`restore_paths` puts real directories back (rule RECORD-PATHS-001).
-
-The writer (:class:`RecordingWriter`) never touches a file: the runner writes what
-:meth:`~RecordingWriter.chunk` and :meth:`~RecordingWriter.exit` return. It may
-return a chunk's line later than the call that gave the chunk (a secret may be
-cut across chunks; see :class:`harness.scrub.StreamScrubber`), but always in the
-order the chunks were given.
+Design: docs/design/recording.md#harness.record
 """
 
 from __future__ import annotations

@@ -1,33 +1,7 @@
 """Redaction: the prompt and anything that looks like a secret never reach a report.
 
-Seed 001 §6 ("Diagnostics go to bounded stderr. Prompts, credentials, and raw tool
-output must not be logged") and §14 ("Bounded stderr excludes prompts, credentials"),
-seed 001 §11 (a secret is "never returned, masked, logged, placed in argv"). The runner
-keeps a CLI's stderr tail and its argv in every :class:`~harness.runner.RunResult`;
-both pass through a :class:`Redactor` first (rule RUN-STDERR-REDACT-001).
-
-What is replaced, and by what:
-
-* **The prompt.** Every stretch of text that also occurs in the prompt, is at least
-  :data:`MIN_PROMPT_FRAGMENT` characters long and is not only whitespace becomes
-  ``[REDACTED:prompt]``, wherever it starts, so a CLI that echoes a truncated or
-  partial prompt is covered, not only an exact echo. A prompt shorter than that is
-  redacted where it occurs whole (when it has at least :data:`MIN_SHORT_PROMPT`
-  characters; a two-letter prompt cannot be told apart from ordinary words). The
-  prompt is indexed by fixed-length pieces; for a prompt of more than
-  :data:`INDEX_BUDGET` pieces the index is sampled, and the guarantee weakens to
-  fragments of ``MIN_PROMPT_FRAGMENT + step - 1`` characters (``step`` =
-  ``ceil(len / INDEX_BUDGET)``), which bounds memory for megabyte prompts.
-* **Secrets** are what the one detector, :mod:`harness.secrets`, finds: key-shaped
-  tokens (``sk-…``, ``ghp_…``, ``AKIA…``, ``Bearer <token>`` keeping its scheme word, JWTs,
-  PEM private keys, a URL's password, ...), the values of secret-named env vars and of
-  ``secrets`` in every spelling a CLI may print (raw, JSON- or ``\\u``-escaped,
-  percent-encoded, base64) when at least :data:`MIN_SECRET_VALUE` bytes long. Each becomes
-  ``[REDACTED:secret]``.
-
-A :class:`Redactor` works on one line at a time (text without newlines) or on whole
-text; the runner redacts complete stderr lines, so a secret is never cut in two by the
-tail boundary (see :class:`StderrTail`).
+Rules: RUN-STDERR-REDACT-001.
+Design: docs/design/secrets.md#harness.redact
 """
 
 from __future__ import annotations

@@ -1,49 +1,7 @@
 """Replaying a recording through the same parser or session a live run uses.
 
-:func:`replay_recording` is the IO-free core of ``harness replay`` (design
-§Recordings; the recording format is :mod:`harness.record`):
-
-* **One-way formats** feed the recorded stdout to
-  ``harness.formats.create_parser(stream_format, event_parser)``.
-* **Two-way formats** drive the format's session with
-  :func:`harness.capture.driver.replay_capture` (response ids matched, the request
-  rebuilt from the recorded stdin by the format's adapter, frames compared after the
-  adapter's normalizer drops ids, paths and timestamps). The recorded stdin is the
-  host input; without one the adapter synthesizes the request and no frames are
-  compared.
-* **Chunking** (rule REPLAY-CHUNK-001): ``recorded`` feeds the recorded chunk
-  boundaries, ``line`` one line at a time, ``1`` one byte at a time, ``random`` cuts
-  drawn from ``random.Random(seed)``. The events never depend on the mode. For
-  two-way formats the capture driver feeds one line per ``receive`` call (it rewrites
-  response ids per line); :class:`_Rechunked` cuts each of those calls again at the
-  boundaries the mode puts inside that line.
-* **Timing** (rule REPLAY-TIMING-001): with ``timing=True`` each piece is delivered
-  no earlier than the recorded offset of the chunk holding its last byte, measured
-  from the start of the replay by an injectable :class:`Clock` (tests pass a fake;
-  nothing else here sleeps). Sessions still get ``now_ms=0`` (the driver's "timeless"
-  rule), so the events do not depend on timing either.
-* **Paths**: a recording that still holds placeholders is restored first
-  (:func:`harness.record.restore_paths`) with ``paths`` or :data:`REPLAY_PATHS`.
-
-The result carries rule findings (:class:`Finding`): REPLAY-STATUS-001 (the run ends
-as the header's ``expect`` says, else completed or cancelled; a two-way run's status
-is its session's, a one-way stream's own verdict is ``failed`` when it published an
-``error`` event, ref §1.2, whatever the exit code, which is reported beside it) and,
-for two-way formats, REPLAY-FRAMES-001 (the session sent what the recorded stdin
-holds; ``skipped`` when the recording has no stdin).
-
-A recording of a cancelled run (it holds ladder steps, RECORD-LADDER-001) is judged as
-a cancel too (:mod:`harness.replay_cancel`): the ladder's order and gaps
-(REPLAY-CANCEL-LADDER-001); a two-way session is cancelled where the recording's cancel
-step sits, its grace expires at the recorded offset (paced with ``timing``,
-REPLAY-CANCEL-TIMING-001), and what it sends from the cancel on is compared with the
-recorded stdin after the step (REPLAY-CANCEL-FRAMES-001); the run ends ``cancelled``
-with one terminal and nothing published after it (REPLAY-CANCEL-STATUS-001). After a
-cancelled session finished, the rest of the stdout still reaches it, as it does live.
-
-With ``platforms`` the prompt-budget guards are re-run on the recorded argv for each
-operating system (:mod:`harness.replay_budget`, REPLAY-BUDGET-001): one finding per
-platform and launch, failed when a guard would refuse the spawn there.
+Rules: REPLAY-CHUNK-001.
+Design: docs/design/recording.md#harness.replay
 """
 
 from __future__ import annotations

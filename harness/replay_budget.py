@@ -1,24 +1,8 @@
 """The prompt-budget guards re-run on a recorded run, for each operating system.
 
-One recording proves a def safe on all three platforms (rule REPLAY-BUDGET-001): the
-recorded argv (``[program, *args]``) and the prompt it carries go through the same pure
-guards the runner applies before a spawn (seed 002 §6.3; ref §4), once per launch a
-platform would use:
-
-* ``linux`` / ``darwin``: the POSIX launch of the recorded program, where only the argv
-  byte budget applies, with that platform's floor
-  (:func:`~harness.guards.budget.argv_prompt_limit`);
-* ``win32``: the argv budget with the def's own number, then the Windows launch the
-  resolved binary owns (BUDGET-EXCLUSIVE-001): a ``.cmd`` shim (cmd.exe quote-doubling,
-  BUDGET-CMDSHIM-001) or a direct ``.exe`` (libuv quoting, BUDGET-DIRECTEXE-001), and
-  whether every argument survives that command line byte for byte (WIN-CMDLINE-SHIM-001,
-  WIN-CMDLINE-EXE-001). Without ``bin`` both launches are judged, at the places npm and
-  an installer put them; with ``bin`` that path is the one launched.
-
-Which recorded argument is the prompt is data: the def's ``build_args`` is called with a
-marker prompt and the marker's place, counted from the end (options only add flags before
-it), names it. A def that does not take its prompt on argv is never budgeted
-(BUDGET-NOOP-001), but its command line is still checked on Windows. Pure: no IO.
+Rules: BUDGET-CMDSHIM-001, BUDGET-DIRECTEXE-001, BUDGET-EXCLUSIVE-001, BUDGET-NOOP-001,
+WIN-CMDLINE-EXE-001, WIN-CMDLINE-SHIM-001.
+Design: docs/design/recording.md#harness.replay_budget
 """
 
 from __future__ import annotations

@@ -1,23 +1,7 @@
 """Judging a cancelled run from its recording (the cancel part of ``harness replay``).
 
-A recording of a cancelled run holds the stop ladder's steps among its chunks
-(:mod:`harness.ladder`, RECORD-LADDER-001). From them a replay:
-
-* checks the ladder itself (REPLAY-CANCEL-LADDER-001, :func:`ladder_problems`): one
-  cancel first; the session's grace after it; stdin closed (or closed already) before the
-  graceful stop; that stop no earlier than the shortest grace unless the CLI answered or
-  exited first; the forced stop only after the graceful one and no earlier than the wait
-  recorded with it; the tree reaped once, last; times never going back;
-* cancels a two-way session where the recording did (:class:`Canceller`): after the
-  stdout chunks read before the cancel step, with the grace deadlines the session asks
-  for expiring at the recorded offsets (the cancel step's time plus the recorded grace of
-  the same label), paced by the replay's clock with ``--timing``
-  (REPLAY-CANCEL-TIMING-001), so the frames it sends from the cancel on can be compared
-  with the recorded stdin after the step (REPLAY-CANCEL-FRAMES-001);
-* checks the end (REPLAY-CANCEL-STATUS-001): the run is ``cancelled`` (ref §10.1 rule
-  1), the session finished once, and nothing was published after the terminal event.
-
-Pure: no IO, no clock of its own (the replay's pacer waits).
+Rules: RECORD-LADDER-001, REPLAY-CANCEL-STATUS-001.
+Design: docs/design/recording.md#harness.replay_cancel
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """The IO shell: the only module that spawns processes (design principle 1).
 
-It holds the probe executor used by detection (:func:`run_probe`): one
-short-lived command, its output captured up to a cap, a deadline, and a
-guarantee that nothing it started outlives it. The agent runner is
-:mod:`harness.runner`, a layer above: it uses detection, which uses this module,
-so this module never imports the runner.
-
-Process hygiene (rule DETECT-TIMEOUT-001): the probe runs in its own process
-group (POSIX ``start_new_session``; Windows ``CREATE_NEW_PROCESS_GROUP``). On
-timeout or output overflow the whole tree is killed (POSIX ``killpg`` plus a
-psutil snapshot of descendants; Windows a psutil tree kill) and the child is
-reaped. When the probe exits by itself, stragglers left in its process group
-(a backgrounded grandchild) are killed too, so a probe never leaves a child
-behind.
-
-Limits, stated rather than hidden: the straggler sweep after a clean exit is
-POSIX-only (on Windows an orphan of an exited probe is no longer in any tree
-psutil can walk; a Job Object would be needed), and it signals the group id
-right after the leader was reaped, which is safe unless the kernel recycles
-that id for a new group leader within microseconds.
+Rules: DETECT-TIMEOUT-001.
+Design: docs/design/runner.md#harness.run
 """
 
 from __future__ import annotations

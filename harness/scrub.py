@@ -5,38 +5,8 @@ safe and portable. Seed 001 §11: a secret "is never returned, masked, logged, p
 argv"; seed 001 §14: "Bounded stderr excludes prompts, credentials". This module is
 sans-IO: strings and bytes in, scrubbed strings and bytes out.
 
-**Secrets** (replaced by :data:`REDACTED`, never restored) are what the one detector,
-:mod:`harness.secrets`, finds: an env var whose *name* looks like a credential has its value
-replaced in the header (rule RECORD-SECRET-ENV-001); key-shaped text anywhere is redacted
-(rule RECORD-SECRET-SHAPE-001); every spelling of the value of every secret env var of the
-recorded run (raw, JSON-escaped, ``\\u``-escaped, percent-encoded, base64) is redacted
-wherever it occurs, when it is at least :data:`MIN_SECRET_LITERAL` bytes long (rule
-RECORD-SECRET-LITERAL-001).
-
-**Paths** (rule RECORD-PATHS-001): the run's cwd, home and temp directory, each in every
-spelling given (as passed and as resolved through symlinks), are written
-as ``{cwd}``, ``{home}``, ``{tmp}`` (their JSON-escaped spelling, which differs on
-Windows, as ``{cwd:json}`` …) and restored on replay by :func:`restore_text` /
-:func:`restore_bytes`. A path matches only where the next character cannot continue a
-file name (``/home/al`` does not match inside ``/home/alice``); the longest path wins
-(a cwd under home is ``{cwd}``). The encoding is lossless: text that already reads
-``{cwd}`` is written ``{!cwd}``, ``{!cwd}`` as ``{!!cwd}``, and so on; restoring
-removes one ``!``.
-
-**Streams** (:class:`StreamScrubber`). A recording keeps chunk boundaries, and a
-secret may arrive cut in two (``sk-ab`` | ``cd…``). Redaction therefore runs on the
-concatenated bytes of one direction, never on one chunk: a chunk is released only when
-no secret, path or escape could still be in progress across its end. The tail that is
-held back is the shortest that covers (a) a trailing run of token characters, with a
-``Bearer`` and whitespace before it; (b) a trailing ``{`` that could start a
-placeholder-like text; (c) a trailing prefix of any literal (secret value or path); (d) a
-match that reaches the end (a PEM private key whose END line has not arrived).
-Each replacement is written in the chunk where the match starts; the chunks it spans
-lose the matched bytes, so the boundaries stay where they were. The hold is bounded by
-``max_hold`` bytes: a token run longer than that (e.g. base64 data) is released, and a
-secret cut exactly at that point could then be redacted in part only. Matching works on
-bytes (patterns are ASCII; literals are UTF-8), so a chunk that is not valid UTF-8 is
-scrubbed the same way.
+Rules: RECORD-SECRET-LITERAL-001, RECORD-SECRET-SHAPE-001.
+Design: docs/design/secrets.md#harness.scrub
 """
 
 from __future__ import annotations

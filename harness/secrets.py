@@ -1,20 +1,8 @@
 """The one secret detector: which env names hold credentials, which text is key-shaped,
 every spelling of a known secret value, and the routine that finds them all.
 
-Seed 001 §11: a secret "is never returned, masked, logged, placed in argv"; §14: "Bounded
-stderr excludes prompts, credentials". The recording scrubber (:mod:`harness.scrub`), the
-runner's redactor (:mod:`harness.redact`), the fakes' clean env (:mod:`conformance.fakes`),
-MCP (:mod:`harness.mcp.servers`) and the model server's log (:mod:`harness.modelserver.log`)
-all ask this module, so they agree (rule SECRET-ONE-001). Sans-IO: text and bytes in, spans
-and redacted text out; each caller chooses its own mark.
-
-* :func:`is_secret_name`: ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, passwords, credentials
-  (``GOOGLE_APPLICATION_CREDENTIALS``), auth, ``*_DSN``, cookies, signatures.
-* :data:`SECRET_SHAPES`: provider keys (``sk-``, ``sk-ant-``, ``ghp_``, ``github_pat_``,
-  ``xox?-``, ``AKIA``, ``AIza``), ``Bearer`` tokens, JWTs, PEM private keys, and the password
-  of a ``scheme://user:pass@host`` URL (rule SECRET-URL-001).
-* :func:`spellings`: a known value raw, JSON-escaped, ``\\u``-escaped, with ``\\/``,
-  percent-encoded (``%20`` and ``+``) and inside base64 (rule SECRET-ENCODED-001).
+Rules: SECRET-ONE-001.
+Design: docs/design/secrets.md#harness.secrets
 """
 
 from __future__ import annotations

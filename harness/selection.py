@@ -1,22 +1,6 @@
 """Which agent a run uses (seed 000 §7 "Agent switching", §8 "Selection and failure recovery").
 
-* An explicit agent id wins; when it is unavailable the run fails with
-  :class:`AgentUnavailableError`, and no other agent is substituted (SELECT-EXPLICIT-001).
-* With no explicit id: the configured agent when it is available, else the first available
-  def in registry order (SELECT-DEFAULT-001). "This chooses an agent before a run starts; it is
-  not failure recovery."
-* Nothing available: :class:`NoAgentAvailableError`, listing every def and why
-  (SELECT-NONE-001).
-* A retired def (``AgentDef.retired``, seed 000 §3: Gemini) runs only when asked for by
-  id; neither the configured agent nor the first available one is ever a retired def
-  (FIDELITY-RETIRED-001).
-* There is no cross-agent fallback after a failure (SELECT-NOFALLBACK-001): seed 000 §8 "a
-  crash, auth failure, timeout, or invalid invocation remains a failure for that run … the
-  daemon does not silently … move the request to Claude, another detected CLI, or BYOK
-  OpenCode". :func:`next_agent_after_failure` exists only to state that in code: it returns the
-  agent that failed, or raises.
-
-Pure: the detection results are passed in (:func:`harness.detect.detect_all`).
+Design: docs/design/host.md#harness.selection
 """
 
 from __future__ import annotations

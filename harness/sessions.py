@@ -1,25 +1,6 @@
 """Native-session bookkeeping: which CLI session a conversation continues, and when not to.
 
-Seed 001 §7 ("Session and process lifecycle") and seed 000 §8 give the contract; seed 002 §3.1
-and ref §8.1 give the resume styles. One conversation maps to at most one stored native handle
-(:class:`SessionRecord`), guarded by a :class:`CompatibilityKey`. Each turn:
-
-1. :func:`plan_turn` decides FRESH (bootstrap context + transcript; a host-minted id for the
-   specify style) or RESUME (only the new turn) from the stored record and the current key;
-2. :func:`build_turn_prompt` builds the prompt the plan calls for;
-3. after the run, :func:`record_outcome` stores, keeps or clears the handle; when the CLI said
-   the resumed handle is unknown, it clears it and asks for a reseed (:func:`reseed_plan`) on
-   the same agent.
-
-Handles per style (:class:`~harness.defs.types.ResumeStyle`): specify = the id the host minted
-(claude ``--session-id``); capture = the id the stream reported (codex ``thread.started``);
-ACP load = the ``session/new`` id; profile stdio = the dsh ``session`` frame id; pi session =
-the one changed session file path. Everything here is pure except :class:`SessionStore`, which
-reads and writes one JSON file.
-
-Rules (``conformance/rules/sessions.py``): SESSION-STORE-001/002, SESSION-COMPAT-001/002,
-SESSION-RESUME-001, SESSION-FRESH-001, SESSION-SPECIFY-001, SESSION-CAPTURE-001,
-SESSION-EXPIRED-001, SESSION-CANCEL-001, SESSION-FAILED-001, SESSION-ADVANCE-001.
+Design: docs/design/host.md#harness.sessions
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
 """Executable rule checks: rule id -> the function that judges it.
 
-A check is a plain function registered with :func:`check`:
-
-* ``level="def"`` checks take a :class:`DefSubject` (one def, the set it is checked in,
-  and where it came from) and need no run (:mod:`conformance.checks.defs`);
-* ``level="run"`` checks take a :class:`~conformance.checks.runs.RunObservation`, which a
-  live run and a replay both produce, judged by :func:`~conformance.checks.runs.evaluate_run`
-  (:mod:`conformance.checks.runs`).
-
-Every check returns a :class:`Finding`: ``pass``, ``fail`` (with
-:class:`~conformance.evidence.Evidence` whose summary names the rule), ``skipped`` (its
-reason reads ``"not applicable: <why>"``) or ``not_tested`` (it applies but could not
-run, e.g. the check itself crashed). :func:`to_outcomes` turns findings into the
-verdict model's :class:`~conformance.verdicts.Outcome` objects.
-
-The registry checks itself (CHECKS-REGISTRY-001, :func:`registry_problems`): every check
-names a rule of :func:`conformance.rules.all_rules`, once, and def-level checks judge
-def-level rules (``formats == ()``) while run-level checks judge stream rules.
+Design: docs/design/conformance.md#conformance.checks
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """Def-level checks of the adapter layer: the def's fake run through the runner.
 
-The adapter layer is what the engine does around each run: external MCP injection
-by the def's strategy (seed 002 §8.1), run tool bundles (seed 002 §8.4), skill staging
-(seed 000 §4) and native-session bookkeeping (seed 000 §8, seed 001 §7). These checks run the
-def's fake CLI (``fake_clis``, a real process) through :func:`harness.runner.run_agent_async`
-and read what the fake recorded it was given (``FAKE_CLI_RECORD``: the ``.mcp.json`` it found
-in its cwd, the MCP env variables, the ``mcpServers`` of ACP ``session/new|load``, the staged
-skill roots its prompt names and what is really there, and whether it resumed a session).
-
-The oracle is written down here, not taken from the engine's plan: the servers the fake must
-see are listed explicitly per run, and the builders of :mod:`harness.mcp.builders` (unit-tested
-against the documented shapes in ``tests/mcp``) say what each strategy's document looks like.
-
-A def is played by the fake :func:`conformance.fakes.fake_for` picks, the same one
-``harness conform`` runs its scenarios with: an author's def derived from a built-in is
-played by the built-in's fake under the def's own ``bin``. A def no fake speaks for is
-``skipped`` with the reason: these checks need an emulator; the real CLI is judged by live
-runs. The runs of one def are made once, concurrently
-where independent, and shared by its checks (a cache keyed by the def object; defs are
-observed concurrently, each under its own lock).
+Design: docs/design/conformance.md#conformance.checks.adapter_layer
 """
 
 from __future__ import annotations

@@ -1,38 +1,6 @@
 """Def-level checks: rules judged on an :class:`AgentDef` alone, before anything runs.
 
-They work on any def, including an adapter author's own def loaded from a ``.py`` file
-(:func:`conformance.checks.loader.load_def_file`), so they use nothing but the def's data
-and its ``build_args``. A def is checked per transport: the def's own fields describe
-``transport_name``; each ``alt_transports`` entry is checked as
-:func:`~harness.defs.transport.select_transport` presents it to a run.
-
-**Documented options.** ``build_args`` is called over a grid built from the def's own
-data: every ``fallback_models`` id and every ``reasoning_options`` id (plus ``None``),
-the platforms ``linux`` / ``darwin`` / ``win32``, a first turn (with a host-minted id for
-a specify-style def) and a resume turn, one extra directory, one image when the def
-supports images, ``prompt_file_path`` for file delivery, ``agent_log_file_path``, and
-three capability maps: every capability found, the failed probe ``{}``, every capability
-reported missing.
-
-**Capability gates (ARGV-CAPS-001, seed 002 §5.5 and §4.1).** For each
-``capability_flags`` entry ``flag -> key`` argv is built with ``{}`` (probe failed),
-``{key: True}`` and ``{key: False}``:
-
-* absent with ``{}`` and with ``{key: False}``: a properly gated flag (a flag that shows
-  up with neither is a probe-only capability: detection reports it, argv never uses it);
-* present with ``{}`` but absent with ``{key: False}``: a **default-on** flag, an old flag
-  passed unless the probe explicitly reported it missing (claude's ``caps.addDir !==
-  false``; seed 002 §9 ④) -- allowed;
-* present with ``{key: False}``: the flag is not gated at all -- a failure. A build that
-  raises a typed error for ``{key: False}`` (claude's ``--effort``) does not pass it.
-
-**Purity (ARGV-PURE-001, DEFCHECK-PURE-001).** While ``build_args`` runs, ``os.environ``
-(and ``os.environb``) is replaced by a mapping that records reads made from the checking
-thread and forwards everything to the real environment, so other threads are not
-disturbed; a process-wide audit hook (installed once, idle unless a check is recording
-on its own thread) records file writes, environment changes, process starts and network
-connections. ``sys.platform`` is flipped for one extra call per case under a lock: that
-flip is visible to other threads, so run def checks before, not during, live runs.
+Design: docs/design/conformance.md#conformance.checks.defs
 """
 
 from __future__ import annotations

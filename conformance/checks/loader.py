@@ -1,23 +1,6 @@
 """Loading an adapter author's own def file: ``harness conform --def mydef.py``.
 
-:func:`load_def_file` imports a ``.py`` file by path and collects the
-:class:`~harness.defs.types.AgentDef` objects it exports as ``AGENT_DEF`` (one) or
-``AGENT_DEFS`` (a list or tuple; both may be present). It never crashes on a broken file
-(rule DEFCHECK-LOAD-001): everything wrong becomes one :class:`DefFileError` whose
-problems each name the file and where in it --
-
-* ``mydef.py:12:5: syntax error: invalid syntax`` for a file Python cannot compile;
-* ``mydef.py:7: importing the def file raised NameError: ...`` for one that fails to run;
-* ``mydef.py: AGENT_DEF.stream_format: unknown format 'foo'; known: ...`` for a def that
-  is not valid data, naming the def (``AGENT_DEF`` or ``AGENT_DEFS[i]``) and the field.
-
-The data checks are the ones the engine relies on before a run (the registry's
-invariants, ``harness/defs/registry.py``: DEF-ID-001, DEF-BUDGET-001/002, DEF-FORMAT-001)
-plus the field types a frozen dataclass does not enforce (a list where a tuple belongs
-makes a def unhashable; a string where an enum belongs is silently never equal to it).
-
-The file's directory is on ``sys.path`` while it runs, so it may import its neighbours.
-Loading runs the file's top-level code in this process: load only files you trust.
+Design: docs/design/conformance.md#conformance.checks.loader
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
 """Run-level checks: rules judged on one observed run, live or replayed.
 
-A :class:`RunObservation` is what a check sees of a run: the events in their
-:meth:`~harness.events.Event.to_json` form, the frames both ways, the exit, the status,
-the error, the stderr tail, the files written and the scenario that drove the fake.
-:func:`observe_run` builds one from a live :class:`~harness.runner.RunResult`,
-:func:`observe_replay` from a replayed :class:`~harness.record.Recording`; the checks
-cannot tell them apart, so a recording is judged exactly as the run it captured.
-
-Statuses: a live run says ``succeeded`` / ``failed`` / ``cancelled`` (ref §10.1), a
-two-way session ``completed`` / ``failed`` / ``cancelled``; ``succeeded`` and
-``completed`` both mean success here. A replay's status is classified from the facts
-the recording holds by the same :func:`~harness.runner.status.classify_close_status`
-the live runner uses.
-
-Scenario-dependent rules (text, files, usage, api error, crash) are skipped, with the
-reason, when the run had no scenario or the scenario does not exercise them. A scenario
-is **fault-free** when it has none of the fault steps in :data:`FAULT_STEPS`, exits 0,
-is authorized, does not stall or ignore stdin, and the host did not cancel the run.
+Design: docs/design/conformance.md#conformance.checks.runs
 """
 
 from __future__ import annotations

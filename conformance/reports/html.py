@@ -1,25 +1,7 @@
 """The HTML report: one self-contained page a person can read at a glance.
 
-CONFORM-REPORT-HTML-001 (design §Conformance model "Reports"):
-
-* a defs × rules matrix (one column per def, one row per rule, grouped by
-  area), every cell coloured by its verdict *and* marked with a glyph, an
-  ``aria-label`` and a hover text, so nothing is told by colour alone; a legend.
-  Past :data:`BAND_DEFS` defs the matrix is split into stacked bands of defs, so
-  no column is cut off in a 1400 px window however many defs there are;
-* a "needs attention" index, summary chips, and filters by verdict, tier, def
-  and rule text; the header row and the rule column stay put while scrolling;
-* clicking a cell (or pressing Enter on it) opens its evidence: the rule's
-  citation with links to the sections of ``docs/spec/`` it cites, the transcript
-  slice with direction arrows, expected vs actual, the stderr tail, the
-  command to reproduce it with a copy button, the outcomes and baseline entries.
-
-The page needs no network: CSS and JS are inline and a Content-Security-Policy
-forbids loading anything. CONFORM-REPORT-ESCAPE-001: the matrix is rendered
-here with every string passed through :func:`html.escape`; cell details travel
-as a JSON data island in which ``<``, ``>``, ``&`` and U+2028/U+2029 are
-``\\u`` escapes (so ``</script>`` cannot close it), and the script builds the
-evidence panel with ``textContent`` only — never ``innerHTML``.
+Rules: CONFORM-REPORT-ESCAPE-001.
+Design: docs/design/conformance.md#conformance.reports.html
 """
 
 from __future__ import annotations

@@ -1,25 +1,7 @@
 """JUnit XML for CI: one ``testsuite`` per def, one ``testcase`` per rule.
 
-CONFORM-REPORT-JUNIT-001. A testcase carries ``<failure>`` exactly when its cell
-fails the run (CONFORM-EXIT-001), so a CI's red count is the verdict's:
-
-=================================  =============================================
-disposition                        testcase
-=================================  =============================================
-fail (mandatory / capability)      ``<failure type="fail">``
-fail (advisory)                    ``<skipped type="advisory_fail">``
-not_tested (mandatory)             ``<failure type="not_tested">``
-not_tested (capability, advisory)  ``<skipped type="not_tested">``
-stale                              ``<failure type="stale_baseline">``
-expected_fail                      ``<skipped type="expected_failure">`` (pytest's xfail)
-skipped                            ``<skipped type="skipped">``
-flaky, pass                        passed (flaky: the failed attempt in system-out)
-=================================  =============================================
-
-Everything known about a non-passing cell (rule, reason, outcomes, evidence) goes in
-``<system-out>``. Characters XML 1.0 cannot hold (NUL, ANSI escapes in a stderr
-tail, lone surrogates) are written as visible ``\\xNN`` escapes, so the file always
-parses.
+Rules: CONFORM-EXIT-001, CONFORM-REPORT-JUNIT-001.
+Design: docs/design/conformance.md#conformance.reports.junit
 """
 
 from __future__ import annotations

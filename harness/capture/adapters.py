@@ -1,35 +1,6 @@
 """One small adapter per two-way wire format, for replaying a captured stdout.
 
-Each adapter answers the driver's questions (``harness/capture/driver.py``)
-for one ``stream_format``: which frames the session writes are requests
-awaiting a response, which captured lines are responses and how to give them
-another id, how to normalize frames before comparing them, and how to build
-the :class:`~harness.protocols.base.SessionRequest` for the replay, from the
-recorded client's stdin (``--host-input``, CAPTURE-HOSTINPUT-001) or, without
-it, from the capture itself (CAPTURE-SYNTH-001). Adapters are keyed by wire
-format only; none names an agent (design principle 2).
-
-Without host input the request is synthesized: prompt ``(replayed capture)``,
-cwd :data:`PLACEHOLDER_CWD`, and what the capture shows about how the
-recorded client started the run, so the session takes the same path:
-
-* ``dsh-profile-jsonl``: the ``request_id`` of the first run-scoped frame
-  (otherwise every frame would be another request's, seed 001 §6 "Frames for
-  another request are ignored"); a resume when the ``session`` frame says
-  ``resumed: true`` or the ``result`` says ``resume_rejected: true``.
-* ``acp-json-rpc``: a resume (``session/load``) when the second response has
-  no ``sessionId`` (a ``session/new`` result must carry one, wire §A.1.2), with
-  the ``sessionId`` of the history-replay updates; a model change when a third
-  response without ``stopReason`` comes before the prompt's (its
-  ``configOptions`` give the value; else :data:`RECORDED_MODEL`).
-  Limitation: a recorded ``authenticate`` or other request our session never
-  sends is not recognised without host input.
-* ``pi-rpc``: a resume (``new_session``) when a ``new_session`` response
-  precedes the ``prompt`` response; its ``parentSession`` is
-  :data:`PLACEHOLDER_PARENT_SESSION` (the path is only on stdin).
-* ``codex-app-server``: a resume (``thread/resume``) when the capture has a
-  thread result but no ``thread/started`` notification (the server emits one
-  for ``thread/start`` only).
+Design: docs/design/capture.md#harness.capture.adapters
 """
 
 from __future__ import annotations

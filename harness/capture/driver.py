@@ -1,76 +1,7 @@
 """Drive a two-way session against a captured CLI stdout, as if the CLI were live.
 
-``harness parse`` for the two-way formats (``acp-json-rpc``, ``pi-rpc``,
-``dsh-profile-jsonl``, ``codex-app-server``) feeds a file that holds what a CLI
-wrote on stdout to the same sans-IO session a live run uses, and reports what
-the session did: its events, the frames it wrote, its controls and how it
-finished. :func:`replay_capture` is pure: bytes in, a :class:`CaptureReplay` out.
-Everything that differs between wire formats is a :class:`ReplayAdapter`
-(``harness/capture/adapters.py``); nothing here knows a format.
-
-How a capture is fed (each step is a rule of ``conformance/rules/capture.py``):
-
-* **Framing** (CAPTURE-FRAMING-001; wire §A.0). The capture is split by the
-  shared :class:`~harness.streams.decoder.LineDecoder` (LF only, one CR
-  stripped, never on U+2028/U+2029/U+0085), with no line cap, so the session
-  applies its own ``max_line_bytes``. Each line is fed with a ``\\n``; a final
-  line the capture did not terminate is fed without one, so the session sees a
-  truncated last frame exactly as it would live. ``chunk_size`` splits every
-  fed line further; the result does not depend on it. Bytes that are not UTF-8
-  reach the session as U+FFFD (the sessions decode with ``replace`` anyway).
-* **Bounded memory** (PARSE-MEMORY-001). The capture may be given as an
-  iterable of chunks (a file read 64 KiB at a time) and ``on_event`` takes the
-  events as they come instead of :attr:`CaptureReplay.events`, so nothing grows
-  with the capture. A line is held whole only up to :data:`HELD_LINE_BYTES`;
-  a longer one streams through to the session as it is read (it is too long to
-  be a response whose id needs rewriting, and the session applies its own
-  limit to it). :func:`capture_values` gives ``synthesize_request`` the first
-  :data:`VALUES_PER_KIND` values of each kind, which hold the handshake it reads.
-* **Timeless.** A capture carries no timing, so every call gets ``now_ms=0``
-  and ``tick`` is never called: deadlines a session asks for (``SetDeadline``)
-  are reported in ``controls`` and never expire. Durations in events are 0.
-* **Response ids** (CAPTURE-IDORDER-001; design §Recordings "modulo ids"). A
-  capture made by another client numbers its requests its own way (the ACP
-  python SDK starts at 0, pi drivers send ``"req-1"``, wire §A.1.4, §A.2). The
-  driver tracks the requests the session wrote that await a response
-  (:meth:`ReplayAdapter.pending_request`). A captured response
-  (:meth:`ReplayAdapter.captured_response`) whose id is one of them is fed as
-  is. Otherwise its id is rewritten to the session's *oldest* outstanding
-  request, restricted to requests of the same kind when the kind is known
-  (pi responses name their ``command``; with ``--host-input`` the recorded
-  client's own requests tell which method each recorded id asked for). A
-  response for a kind the session never asked for keeps its id, unless that id
-  collides with an outstanding request of the session: then it gets an id no
-  request uses (``capture-line-<n>``), so it cannot answer the wrong request.
-  Every rewrite is logged in :attr:`CaptureReplay.id_rewrites`. A response
-  pretty-printed over several lines is not rewritten (each line alone is not
-  JSON).
-* **The whole capture, as live** (CAPTURE-TURNS-001, FIDELITY-REPLAY-001). A live
-  run reads stdout to its end and feeds every line to the session, also after
-  ``Finished``, then calls ``end_of_output``; so does the driver. The session
-  judges what comes after its finish as it would live: the ACP, pi and app-server
-  sessions count the lines of a later turn, the dsh session fails a frame after
-  its terminal result (DSH-RESULT-ONCE-001). The non-blank lines after the finish
-  are listed in :attr:`CaptureReplay.remaining_lines`; an error event the session
-  publishes for them is :attr:`CaptureReplay.late_error`, and the replay is then
-  not ``ok`` (a live run with that error fails). When the capture ends before the
-  finish, the session decides (every session fails a run that ends early).
-* **Failure** (CAPTURE-FAIL-001). A capture the session cannot parse ends the
-  run ``FAILED`` with the session's typed :class:`SessionError`; the events the
-  session published before the failure are kept, in order.
-* **Host input** (CAPTURE-FRAMES-001). When the recorded client's stdin frames
-  are given, the frames the session wrote are compared with them after
-  :meth:`ReplayAdapter.normalize_frame` (ids, request ids, paths and
-  timestamps replaced). Frames from the recorded client's second turn on
-  (:meth:`ReplayAdapter.turn_starts`) are counted, not compared. Every
-  difference is a :class:`FrameDifference` (index, recorded vs sent).
-
-Limitations (documented, not hidden): the driver never calls ``cancel``, so a
-bare capture of a run the recorded client cancelled is judged as an uncancelled
-run would be (a dsh ``result: cancelled`` without our ``cancel`` fails the run,
-as seed 001 §6 / ref §2.8 require live); deadlines never expire (see
-"Timeless"). A recording keeps when the cancel came (RECORD-LADDER-001), and
-``harness replay`` cancels the session there itself (:mod:`harness.replay_cancel`).
+Rules: CAPTURE-FAIL-001, DSH-RESULT-ONCE-001, PARSE-MEMORY-001, RECORD-LADDER-001.
+Design: docs/design/capture.md#harness.capture.driver
 """
 
 from __future__ import annotations

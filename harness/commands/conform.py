@@ -4,17 +4,8 @@
 [--flaky FILE] [--report json|junit|html|terminal ...] [--out DIR] [--jobs N]
 [--rule ID ...] [--scenario NAME ...]``
 
-* Which defs: every built-in def (and local profile) by default; ``--agent`` picks some;
-  ``--def`` loads an adapter author's file, validated as data first -- a bad file is an
-  error naming the file and the field, exit 2, and nothing runs (DEFCHECK-LOAD-001).
-  With ``--def`` alone only the file's defs are judged.
-* What runs: :mod:`conformance.conform` (plan, then def checks, fake runs, ``--real``).
-* Progress goes to stderr: one updating line per def on a TTY, plain lines otherwise
-  (CONFORM-PROGRESS-001). Then the verdict table on stdout and each report kind written
-  into ``--out`` (default ``./conform-report/``): ``conform.json``, ``conform.junit.xml``,
-  ``conform.html``. Without ``--report`` all four kinds are produced.
-* Exit code (CONFORM-CLI-001, CONFORM-EXIT-001): 0 conformant, 1 not (a mandatory fail or
-  not_tested, a capability fail, a stale baseline entry), 2 bad input.
+Rules: CONFORM-EXIT-001, DEFCHECK-LOAD-001.
+Design: docs/design/cli.md#harness.commands.conform
 """
 
 from __future__ import annotations

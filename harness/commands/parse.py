@@ -1,26 +1,7 @@
 """``harness parse``: feed a raw stdout capture through a def's parser and print events.
 
-One-way formats go through the format's stream parser. Two-way formats
-(``harness.formats.two_way_formats``) are replayed through the format's
-session as if the CLI were live (:mod:`harness.capture`):
-
-* stdout: the events (one line each, or one JSON object each with ``--json``);
-  then, with ``--frames``, every frame the session wrote, in order: ``> `` and
-  the frame's compact JSON, or with ``--json`` one ``{"frame": <frame>}`` object
-  (an object without ``type``, so it never reads as an event);
-* stderr: a summary (status, lines replayed and left after the first turn,
-  response ids matched by order, frame differences), then each id rewrite and
-  each frame difference, then the failure reason. With ``--json`` the summary
-  is one ``{"summary": {...}}`` object instead;
-* ``--host-input FILE``: what the recorded client wrote to the CLI's stdin. The
-  replay follows its request (prompt, cwd, request id, resume) and compares the
-  session's frames with it (ids, paths and timestamps ignored);
-* exit code: 0 when the run completed or was cancelled and no frame differs;
-  1 when the run failed or a frame differs; 2 for bad usage or bad input.
-
-One-way formats exit 0, or 1 when the input holds no frame of the format at all (every event
-is ``raw``): the input isn't what ``--format``/``--agent`` said. The events are still printed
-and stderr says so (CLIERR-PARSE-001).
+Rules: CLIERR-PARSE-001.
+Design: docs/design/cli.md#harness.commands.parse
 """
 
 from __future__ import annotations

@@ -5,32 +5,8 @@ the recording holds exactly the bytes the engine wrote and read (stdin frames of
 two-way session, the CLI's stdout and stderr), scrubbed as they are written (design
 §Recordings, seed 001 §11).
 
-``harness record --agent ID --out FILE [--prompt TEXT | --prompt-file PATH] [--cwd DIR]
-[--transport T] [--cli-version V] [--expect completed|failed|cancelled] [--force] [--json]
--- CMD ARGS…`` runs any command (a real CLI the user launches by hand, with the args
-they chose) as ``RunRequest(argv_override=[CMD, *ARGS])``: the def still decides the
-prompt delivery, the parser or the two-way session and the launch env (rule
-RECORD-CLI-001). ``--cli-version`` defaults to the first line the def's version probe
-prints when run with CMD (a short timeout), else null. Events print live, then one
-summary line (the path, the status against the expectation, the counts). The first
-SIGINT cancels the run in the seeds' order (seed 001 §10; the recording ends with its
-exit line), a second one stops at once (the file keeps every chunk so far).
-
-Exit codes: 0 when the run ended as expected (``--expect``, default ``completed``) and
-the recording is complete; 1 otherwise; 2 for bad usage (unknown agent id, no ``--``
-or no CMD, an ``--out`` that cannot be written or already exists); 130 when interrupted.
-
-The output file (rule RECORD-PARTIAL-001) is checked before anything runs, without
-touching an existing file, and is opened only when the process has been spawned: a run
-refused before the spawn writes no file and says so. From the spawn on it is written
-line by line and flushed, so a run that fails, crashes or is interrupted keeps every
-chunk up to that point (the reader names the missing exit line).
-
-A recording never replaces a file silently (rule USERFILE-RECORD-001): when the file, or
-the ``<name>.continued<ext>`` a run continued in a new process would also write
-(:func:`harness.record.continuation_path`), already exists, the command stops before
-anything runs, naming it, unless ``--force`` is given; the file is then replaced whole
-when the run ends (:class:`harness.record.RunRecorder`, ``replace=True``).
+Rules: RECORD-PARTIAL-001.
+Design: docs/design/recording.md#harness.commands.record
 """
 
 from __future__ import annotations

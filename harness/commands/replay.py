@@ -1,21 +1,7 @@
 """``harness replay FILE|DIR …``: replay recordings and print their events and verdicts.
 
-For each recording (a directory stands for every ``*.jsonl`` under it, sorted):
-
-* human output: a ``== FILE`` line naming the agent, format and chunking; one line per
-  event (:func:`harness.render.format_event`); one ``verdict RULE pass|fail|skipped:
-  why`` line per finding; then ``PASS FILE`` or ``FAIL FILE`` with the event count;
-* ``--json``: ``{"recording": {...}}``, one JSON object per event, then
-  ``{"verdict": {...}}`` (objects without ``type``, so they never read as events);
-* the prompt-budget guards are re-run on the recorded argv for ``--platform`` (repeatable;
-  default linux, darwin and win32), with ``--bin PATH`` as the binary launched there
-  (REPLAY-BUDGET-001): one verdict line per platform and launch;
-* a recording that cannot be read is reported (``harness: error: FILE:LINE: …`` on
-  stderr) and the others are still replayed.
-
-Several recordings end with a count line (``N recordings: P passed, F failed``).
-Exit code: 0 when every recording passed, 1 when one failed a rule (rule
-REPLAY-CLI-001), 2 when one could not be read or a path holds no recording.
+Rules: REPLAY-BUDGET-001, REPLAY-CLI-001.
+Design: docs/design/recording.md#harness.commands.replay
 """
 
 from __future__ import annotations

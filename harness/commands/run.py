@@ -1,23 +1,7 @@
 """``harness run AGENT``: one turn of an agent CLI, events printed live, then a summary.
 
-``--fake`` installs the fake CLI shims into a temporary directory put first on PATH
-(removing the def's ``<ID>_BIN`` override, which would bypass it) and selects the
-scenario with ``FAKE_CLI_SCENARIO``. Exit code: 0 when the run succeeded, 1 when it
-failed or was cancelled (rule RUN-CLI-001), ``128 + N`` when signal N stopped it: 130 for
-SIGINT, 129 for SIGHUP, 143 for SIGTERM (SIG-CANCEL-001).
-
-Signals (SIG-CANCEL-001): SIGINT, SIGTERM and SIGHUP cancel the run by the ``--cancel-after``
-ladder (:class:`harness.runner.engine.CancelOnSignals`); the injected MCP files are put back,
-the fakes' temp dir is removed, the events so far and the summary are printed, a ``--record``
-file ends with its exit line, and no traceback is shown. A harness killed outright (``kill
--9``) leaves a restore journal the next run in the same directory, or ``harness mcp restore
-DIR``, applies (:mod:`harness.mcp.journal`).
-
-The adapter layer (seed 002 §8.1 / §8.4, seed 000 §4): ``--mcp-config FILE`` and
-``--tool-bundle FILE`` hand MCP servers to the agent by its def's strategy (``.mcp.json`` only
-below ``--projects-root``), ``--skill DIR`` stages and composes skills, and
-``--conversation ID`` keeps the native session under ``--session-store DIR``: fresh, healthy
-resume or expired reseed on the same agent (seed 000 §8, seed 001 §7; SESSION-RUN-002).
+Rules: RUN-CLI-001, SESSION-RUN-002.
+Design: docs/design/cli.md#harness.commands.run
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
 """Claude Code: the reference adapter (seed 000 §5.1, seed 002 §4.1, ref §8.3).
 
-How to add a runtime, by example:
-
-1. Declare the facts as :class:`AgentDef` fields: binary names, how the prompt
-   travels (here: one stream-json ``user`` line on stdin), which parser reads
-   stdout, how sessions resume, what the help probe should look for.
-2. Write one *pure* ``build_args``: everything it needs arrives as arguments.
-   Optional flags read ``options.capabilities`` (the help probe's findings),
-   never a global map; platform and env come from ``ctx``.
-3. Export exactly one module-level ``AGENT_DEF``; the registry imports it.
-
-Capability gates (seed 002 §4.1, §9 ④): ``--include-partial-messages`` is new,
-so it is passed only when ``claude -p --help`` lists it (older builds exit 1 on
-an unknown option). ``--add-dir`` is old, so it is passed unless the probe
-explicitly reported it missing. The help probe runs ``claude -p --help`` because
-both flags live under the ``-p`` subcommand (upstream issue #430).
-
-Not modelled (ref §8.3 lists them, the seeds do not): ``--thinking-display``
-(a hidden flag found by value-rejection, not by help text), ``--agents JSON``
-and ``--forward-subagent-text`` (both need run-context fields the seeds do not
-define). Their capability keys are still probed so detection reports them.
+Design: docs/design/defs.md#harness.defs.claude
 """
 
 from __future__ import annotations

@@ -1,29 +1,6 @@
 """Codex CLI over ``codex exec --json`` (seed 000 §5.3, seed 002 §4.2, ref §8.3).
 
-seed 000 §5.3 names ``codex app-server`` the default upstream transport and
-``OD_CODEX_TRANSPORT=exec-json`` the legacy one; seed 000 §3 and seed 002 §3.4
-catalog codex under ``json-event-stream``. This def's own fields describe the
-``exec-json`` transport (so ``harness parse --agent codex`` reads ``exec --json``
-captures); ``alt_transports`` adds ``app-server`` (stdio JSON-RPC, the
-``codex-app-server`` session), which a run uses by default unless
-``OD_CODEX_TRANSPORT=exec-json`` (see :func:`harness.defs.transport.select_transport`).
-
-One CLI, two argv grammars (seed 002 §4.2):
-
-========== ============ ============ =========================================
-flag       create turn  resume turn  how resume works around it
-========== ============ ============ =========================================
---sandbox  accepted     rejected     ``-c sandbox_mode="..."`` config override
--C <cwd>   accepted     rejected     omitted; the child is spawned in cwd
---add-dir  accepted     rejected     omitted; the session keeps its grants
-========== ============ ============ =========================================
-
-The resume turn still passes the *same* sandbox policy (as ``-c``) so that
-Codex's per-turn ``turn_context`` block is byte-identical across turns and the
-upstream prefix cache hits (seed 002 §4.2). Resume is capture-style: Codex
-mints the thread id and reports it in ``thread.started.thread_id``; the id is
-the positional ``SESSION_ID`` and must come after every flag. The prompt goes
-to stdin; modern Codex rejects a bare ``-`` argument (exit 2).
+Design: docs/design/defs.md#harness.defs.codex
 """
 
 from __future__ import annotations

@@ -1,28 +1,6 @@
 """DeepSeek Harness (``dsh``) with the ``open-design`` profile over ``dsh-profile-jsonl``.
 
-Seed 001 §1 fixes the identity: runtime id ``deepseek-harness``, executable ``dsh`` (overridable
-through ``DSH_BIN``), profile ``open-design``, stream format ``dsh-profile-jsonl``, protocol
-generation 1. Every run spawns ``dsh --profile open-design --stdio`` (seed 001 §6) and sends the
-prompt in an ``execute`` frame (PROTOCOL delivery); later turns resume through
-``execute.resume_session_id`` (seed 001 §7: profile-stdio resume, not a CLI flag).
-
-Availability (seed 001 §5) needs both probes:
-
-1. ``dsh --version`` must give a parseable version (:func:`parse_dsh_version`; a failed, empty or
-   unparseable probe is an error, an untested parseable one only warns);
-2. ``dsh --profile open-design --probe`` must print one compatible probe frame
-   (:func:`parse_probe_output`), the hard compatibility gate.
-
-Upstream runs ``--probe`` only after checking that the profile's ``package.json`` exists under
-``DSH_HOME`` (ref §5.1 step 5 "preflight"). That check reads the filesystem, which a def may not
-do, and :class:`~harness.defs.types.CompatibilityProbe` has no preflight field; it is omitted here.
-
-Models come from ``dsh --profile open-design --models`` (seed 001 §12), one JSON line
-``{"v":1,"type":"models","runtime":"open-design","models":[{provider, provider_name, id, name,
-reasoning_options?}]}``; ids are ``provider/id`` and only advertised models may be chosen
-(``supportsCustomModel:false``, ref §8.3). Per-model reasoning choices have no place in
-:class:`~harness.defs.types.ModelOption` and are not kept. The inactivity ceiling is 30 minutes
-because blocking background-job tools legitimately stay silent (ref §10.1).
+Design: docs/design/defs.md#harness.defs.deepseek_harness
 """
 
 from __future__ import annotations

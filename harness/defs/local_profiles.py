@@ -9,50 +9,10 @@ Where the file comes from (rule PROFILE-PATH-001): an explicit path, else the fi
 ``HARNESS_AGENT_PROFILES`` and upstream's ``OD_AGENT_PROFILES_CONFIG`` (ref §6). With neither,
 there are no profiles: unlike upstream, the harness never reads a file under the real home.
 
-The file is a JSON array of profiles or an object ``{"agents": [...]}`` (PROFILE-FORMAT-001).
-Per entry, in this order (the first failure is reported):
-
-====================  ===================================================================
-field                 rule
-====================  ===================================================================
-(shape)               a JSON object (PROFILE-VALID-001)
-(any string)          no NUL character anywhere, keys included (PROFILE-NUL-001)
-(keys)                only the fields below (PROFILE-FIELDS-001)
-``id``                trimmed; matches :data:`~harness.defs.types.ID_PATTERN`
-                      (PROFILE-ID-001); not a built-in id (PROFILE-ID-002); the first entry
-                      claiming an id wins, later ones are skipped (PROFILE-ID-003)
-``baseAgent``         trimmed; default ``claude``; must be a built-in id: profiles do not chain
-                      (PROFILE-BASE-001)
-``bin``, ``name``     non-empty strings (trimmed); default the base bin / the id
-                      (PROFILE-BIN-001)
-``args``              alias ``prefixArgs`` (not both): non-empty strings, prepended to the base
-                      argv (PROFILE-ARGS-001)
-``env``               keys are shell identifiers; values string/number/boolean, stringified
-                      as JavaScript's ``String(v)`` does; replaces the base env (PROFILE-ENV-001)
-``models``            alias ``fallbackModels`` (not both): ids or ``{id, label?}``; ids
-                      sanitized; ``default`` prepended; de-duplicated; an empty list keeps the
-                      base fallbacks (PROFILE-MODELS-001)
-``defaultModel``      a sanitized model id injected when the run's model is unset or
-                      ``default`` (PROFILE-DEFAULTMODEL-001)
-``versionArgs``,      non-empty strings; an empty list keeps the base value
-``helpArgs``          (PROFILE-PROBEARGS-001)
-====================  ===================================================================
-
-A profile with prefix args drops the base def's ``auth_probe``: the probe args were written for
-the base CLI and need not hold for a wrapper (seed 002 §5.6, PROFILE-AUTH-001).
-
-Departure from upstream (PROFILE-VALID-001): upstream skips bad entries silently (or with a
-console warning) and ignores unknown fields and invalid sub-items. Here every rejected entry
-produces exactly one :class:`~harness.errors.LocalProfileError` (file, entry index, field,
-problem) returned next to the good defs, and an unreadable or malformed file produces exactly
-one error. Bad profiles never hide built-ins or other good profiles. The ``harness`` command
-still refuses to run a command that loads the defs while the file has a problem: it names the
-first one and exits 2 (CLIERR-PROFILES-001); commands that do not load defs are unaffected.
-
-Other choices, documented: a profile that names its own ``bin`` does not inherit the base's
-``fallback_bins``, app-bundle paths or node-wrapper lookup (they would launch the base CLI instead
-of the wrapper), and no profile inherits the base's ``bin_env_key`` (ref §5.2 keys the override
-variables by built-in id).
+Rules: CLIERR-PROFILES-001, PROFILE-ARGS-001, PROFILE-BASE-001, PROFILE-BIN-001,
+PROFILE-DEFAULTMODEL-001, PROFILE-ENV-001, PROFILE-FORMAT-001, PROFILE-MODELS-001,
+PROFILE-PROBEARGS-001.
+Design: docs/design/defs.md#harness.defs.local_profiles
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """OpenCode (seed 000 §5.6, §10; ref §8.3).
 
-``opencode run --format json`` with the prompt on stdin (an argv prompt with
-spaces reaches the model wrapped in literal quotes, and a bare ``-`` is taken
-as a positional message). The permission bypass is probed from
-``opencode run --help`` (seed 000 §5.6: "Newer builds that advertise
-``--dangerously-skip-permissions`` ... receive that flag; older builds keep the
-compatible argv without it"); builds that only document ``--auto`` get
-``--auto`` (ref §8.3). ``--dir <cwd>`` pins the workspace when the probe lists
-it (ref §8.3 ``{--dir cwd}``). Resume is capture-style: OpenCode reports its
-``sessionID`` on ``step_start`` and a later turn continues it with ``-s <id>``.
-External MCP servers travel in ``OPENCODE_CONFIG_CONTENT`` (seed 002 §8.1).
-
-Not modelled: reasoning variants (``--variant V`` / ``-m M#V``) need the live
-per-model variant list, which ``build_args`` does not receive; ``--pure``'s
-position is unverified upstream (ref §8.3).
+Design: docs/design/defs.md#harness.defs.opencode
 """
 
 from __future__ import annotations

@@ -3,19 +3,7 @@
 Invocation: ``pi --mode rpc [--model M] [--thinking R] [--skill <dir>]...
 [--append-system-prompt <dir>]...``. The prompt is an RPC ``prompt`` command on stdin, never argv.
 
-* ``--model`` takes pi's model patterns (``provider/model``) as given; ``None``/``default``
-  omits it.
-* ``--thinking`` takes one of pi's levels ``off minimal low medium high xhigh`` (seed 000 §5.10
-  "Thinking"); ``None``/``default`` omits it.
-* Skill directories (``RuntimeContext.skill_dirs``) go through ``--skill`` (ref §8.3 pi row); the
-  remaining absolute extra-allowed dirs go through repeated ``--append-system-prompt`` as path hints
-  (seed 000 §5.10 "Skills"). Relative dirs are not forwarded, and a dir already passed as a skill
-  is not repeated. "Absolute" is judged for ``context.platform`` (``C:\\x`` on win32, ``/x``
-  elsewhere), never for the host running the harness.
-* Resume captures the one changed ``.pi/sessions/*.jsonl`` (seed 000 §5.10 "Resume").
-* ``pi --list-models`` prints a whitespace-aligned table ``provider model context max-out thinking
-  images`` (seed 000 §5.10 "Models"); :func:`parse_pi_model_table` turns it into
-  ``provider/model`` options. The version probe gets 15 s and the listing 60 s (ref §8.3).
+Design: docs/design/defs.md#harness.defs.pi
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """The registry: every built-in :class:`AgentDef`, checked once at import.
 
-Seed 000 §1 ("The registry (a unique-id array)"): the built-ins are one ordered collection and a
-boot-time loop refuses a duplicate id, so a bad def fails at import instead of at run time. This
-module adds the data checks the engine relies on (:func:`validate_def`):
-
-* DEF-REGISTRY-001: ids are unique (seed 000 §1, seed 002 §3.3);
-* DEF-ID-001: the id matches :data:`~harness.defs.types.ID_PATTERN`, ``name`` and ``bin`` are
-  non-empty (ref §6 gives the id pattern);
-* DEF-BUDGET-001: an ARGV-delivery def declares ``max_prompt_arg_bytes`` (seed 000 §12:
-  "argv-only definitions must declare and enforce a prompt budget"; seed 002 §6.2);
-* DEF-BUDGET-002: no other def declares one (ref §4: the guards run iff the budget is set, so a
-  budget on a stdin def would reject stdin prompts);
-* DEF-FORMAT-001: ``stream_format`` / ``event_parser`` name a parser or session the engine has
-  (seed 000 §1: the engine "routes each def's streamFormat / eventParser to the matching
-  parser"). A one-way format's dialects are checked only when its parser module imports; when it
-  does not (not written yet, or broken), the skip is recorded in :func:`dialect_check_skipped`,
-  never silent.
-
-Order (DEF-REGISTRY-002): reference §8.2's shipped order, then the retired ``gemini`` def.
-Detection reports agents in this order (ref §8.2).
+Rules: DEF-REGISTRY-002.
+Design: docs/design/defs.md#harness.defs.registry
 """
 
 from __future__ import annotations

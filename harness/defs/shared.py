@@ -1,19 +1,7 @@
 """Helpers reused by several runtime definitions (not a registered agent).
 
-Seed 002 §4.5: upstream ``defs/shared.ts`` holds two shared parsers/clamps
-(``parseLineSeparatedModels``, ``clampCodexReasoning``) so each def imports one
-module. This module adds the small pure argv helpers our defs share:
-
-* the model flag rule (ref §8.3: ``model == "default"`` always means "omit the
-  model flag"),
-* the two capability defaults of seed 002 §5.5 / §9 ④ (a *new* flag is passed only
-  when the help probe found it; an *old* flag is passed unless the probe said it
-  is missing),
-* platform-aware path and env look-ups (``ctx.platform`` / ``ctx.env`` only, never
-  ``os.environ`` or ``sys.platform``; rule ARGV-PURE-001),
-* the OpenCode permission-bypass choice shared by ``opencode`` and ``byok-opencode``.
-
-Nothing here reads a global, the clock or the filesystem.
+Rules: ARGV-PURE-001.
+Design: docs/design/defs.md#harness.defs.shared
 """
 
 from __future__ import annotations

@@ -1,36 +1,7 @@
 """Artifact-echo suppression: drop an inline ``<artifact>`` that repeats a file just written.
 
-A model often writes a file with a file-write tool and then repeats the same
-content in its chat text as ``<artifact …>…</artifact>``. Seed 002 §7.2
-(``stripDuplicateArtifactText``) and ref §2.1.6 describe the rule this module
-implements for the text channel:
-
-* **Arming** (ECHO-ARM-001): a tool use is a file write when its name is one of
-  :data:`FILE_WRITE_TOOL_NAMES` and its input is an object whose path
-  (``file_path``, else ``path``) ends in a web/markdown extension, or that has
-  a string ``content`` or ``new_string``. A write arms the guard and, when it
-  carries non-empty text, pushes that text (normalized) onto the recent-writes
-  list: at most :data:`MAX_RECENT_WRITES`, oldest dropped first.
-* **Holding** (ECHO-HOLD-001): while armed, a chunk that ends with a proper
-  prefix of ``<artifact`` (``<``, ``<art`` …) keeps that tail back until the
-  next chunk says whether the tag opens; from ``<artifact`` on, the block is
-  buffered until ``</artifact>``. Held text comes back from :meth:`flush`.
-* **Suppressing** (ECHO-SUPPRESS-001): a complete block is dropped when its body
-  (between the first ``>`` and the last ``</artifact>``), normalized, equals a
-  recent write; or, with ``suppress_html_after_write``, when its open tag says
-  ``type="text/html"`` and an HTML file was written this turn. Otherwise it is
-  re-emitted unchanged. Without that option the recent writes are forgotten
-  after the first block, so later blocks pass straight through.
-* **Normalizing** (ECHO-NORMALIZE-001): turn ``\\r\\n`` and ``\\r`` into ``\\n``,
-  then trim JavaScript whitespace (a leading BOM included) and the literal
-  two-character sequences ``\\r`` / ``\\n`` at both ends.
-* **Per turn** (ECHO-RESET-001): :meth:`reset_turn` forgets the recent writes and
-  the HTML-written flag; the parser calls it at a turn end whose stop reason is
-  not ``tool_use`` and at a ``result``.
-
-Whatever the split of the text into chunks, the concatenated output of
-:meth:`feed_text` followed by :meth:`flush` is the same (ECHO-CHUNKING-001).
-The guard is sans-IO and agent-agnostic; tool names are data, not agent ids.
+Rules: ECHO-CHUNKING-001.
+Design: docs/design/guards.md#harness.guards.artifact_echo
 """
 
 from __future__ import annotations

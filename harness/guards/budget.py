@@ -1,19 +1,6 @@
 """The three prompt-budget guards: fail before spawn instead of ``E2BIG``/``ENAMETOOLONG``.
 
-Seed 002 §6.3 ("体积闸有三道"), seed 000 §5.11 and ref §4. A def that takes its prompt
-on argv declares ``max_prompt_arg_bytes``; for such a def:
-
-1. :func:`check_prompt_argv_budget` runs before ``build_args`` on the composed prompt's
-   UTF-8 byte count, with a per-platform limit;
-2. after ``build_args``, exactly one of the two Windows checks applies, chosen by the
-   resolved binary: :func:`check_windows_cmd_shim_budget` owns ``.cmd``/``.bat``,
-   :func:`check_windows_direct_exe_budget` owns every other Windows-looking path.
-
-Each returns one :class:`~harness.errors.PromptTooLargeError` (``AGENT_PROMPT_TOO_LARGE``)
-or ``None``; :func:`check_prompt_budget` runs them in order and raises the first. A def
-without ``max_prompt_arg_bytes`` (stdin, file and protocol delivery) is never budgeted
-(ref §4: "no-ops unless ``typeof def.maxPromptArgBytes === 'number'``"). Pure functions:
-no IO, no clock, no global platform read (the platform is an argument).
+Design: docs/design/guards.md#harness.guards.budget
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
 """Generations of the POSIX argv prompt budget, each with its numbers and their source.
 
-The argv guard (:func:`harness.guards.budget.check_prompt_argv_budget`) raises a def's
-Windows-sized ``max_prompt_arg_bytes`` to a platform budget off Windows. Upstream changed
-that budget over time, and the seeds quote more than one generation:
-
-* :attr:`BudgetGeneration.CURRENT`, the project's default: ref §4.1 (``prompt-budget.ts``
-  @1001d6db) has ``POSIX_ARGV_PROMPT_BUDGET = 100_000`` and, for darwin,
-  ``DARWIN_ARGV_PROMPT_BUDGET = 262_144`` (256 KiB);
-* :attr:`BudgetGeneration.SEED_002`: seed 002 §6.3 quotes ``POSIX_ARGV_PROMPT_BUDGET =
-  120_000`` for every platform but win32 (upstream ``b084ab075ba2``), while its prose says
-  "raised to 100 KB on POSIX";
-* :attr:`BudgetGeneration.LEGACY`: ref §10.2 ``budget.legacy_unconditional``, the guard
-  before it was platform-aware: the def's number on every platform.
-
-A def picks one (``AgentDef.prompt_budget_generation``) and a run or a conform pass can
-ask for another, so either generation can be checked (FIDELITY-BUDGET-001). Data only.
+Rules: FIDELITY-BUDGET-001.
+Design: docs/design/guards.md#harness.guards.budget_generations
 """
 
 from __future__ import annotations

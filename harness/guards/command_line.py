@@ -1,21 +1,7 @@
 """Refuse a Windows launch whose command line would hand the CLI different arguments.
 
-On Windows a child gets one command-line string and parses its own argv out of it
-(:mod:`harness.guards.windows_cmdline`). Some arguments do not survive that trip: through
-a ``.cmd`` shim a prompt ``copy "C:\\tmp\\" --yolo now`` reaches the CLI as
-``copy "C:\\tmp"``, ``--yolo``, ``now`` (prompt text turned into a flag), and a line
-feed cuts the prompt to its first line. :func:`check_windows_command_line` runs after
-``build_args`` and after the budget guards, for every def (a model name or an extra
-directory is mangled as surely as a prompt), and returns an
-:class:`UnfaithfulCommandLineError` naming the rule, the argument, the offending
-characters and their offset; the runner turns it into a refusal before spawn.
-
-Which path applies is chosen by the resolved binary, as for the budget guards
-(BUDGET-EXCLUSIVE-001): a ``.cmd``/``.bat`` owns WIN-CMDLINE-SHIM-001; any other drive or
-UNC path WIN-CMDLINE-EXE-001; anything else (a POSIX path) is not a Windows launch. Pure:
-no IO, no platform read. A def whose prompt cannot travel this way can still be run through
-a transport that does not put the prompt on argv (the message names such a transport when
-the def declares one); the guard never rewrites an argument.
+Rules: BUDGET-EXCLUSIVE-001.
+Design: docs/design/guards.md#harness.guards.command_line
 """
 
 from __future__ import annotations

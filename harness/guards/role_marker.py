@@ -1,46 +1,7 @@
 """The role-marker guard: stop a model from fabricating a turn boundary (seed 002 §7.5).
 
-A model that writes a literal ``## user`` / ``## assistant`` / ``## system``
-line into its visible text could make a host that re-serializes the transcript
-see a fake turn. The guard watches one assistant message's text, chunk by
-chunk, and cuts the text at the first such marker. It is generation 3 of the
-upstream guard (ref §3.1-§3.2, the suggested baseline in ref §10.2), ported
-exactly:
-
-* the four regexes of ref §3.1, case-sensitive, ``[ \\t]`` rather than ``\\s``
-  (``##\\nuser`` never matches), ``assistant`` before ``assist``, and a
-  positive lookahead ``(?=[^a-z])`` that needs a real next character that is
-  not a lowercase ASCII letter (``## userland`` never matches; ``## user`` at
-  the very end of the text is *not yet* a match);
-* a rolling tail of the last 64 emitted characters is prefixed to each chunk
-  so a marker split across chunks (``'## us'`` | ``'er\\n'``) is still seen;
-* a *pending* hold-back: when the buffer ends with a complete keyword whose
-  lookahead character has not arrived, that suffix is withheld until the next
-  chunk confirms or denies it (RMG-HOLDBACK-001);
-* ``first_chunk`` (the ``^`` alternative) stays on exactly while the tail is
-  the whole emitted text, i.e. until the tail is first sliced (RMG-TAIL-001).
-
-Python port caveats (ref §3.1): JS ``$`` without the ``m`` flag is end of input,
-so the pending regexes use ``\\Z`` (Python ``$`` would also match before a
-final ``\\n``); ``^`` without MULTILINE is start of input in both; JS ``exec``
-without ``g`` is ``re.search``. The marker is ``match[0]`` stripped of its
-leading newline and blanks. Lengths are counted in code points, not UTF-16
-code units as upstream, so the 64-character window differs from upstream only
-for text with characters outside the BMP.
-
-Known gen-3 behaviours this port keeps on purpose (ref §3.2, RMG-NOFLUSH-001):
-
-* there is **no flush**: a message whose text *ends* with a withheld
-  ``\\n## user`` never emits those characters and is not flagged;
-* a marker prefix that arrived before its keyword was complete has already
-  been emitted (``'## us'`` | ``'er\\n'`` emits ``'## us'`` and then flags);
-* a marker whose ``\\n`` fell out of the 64-character tail before its keyword
-  completed (a very long run of blanks) is not detected when streamed in
-  small chunks, although it is when the same text arrives in one chunk.
-
-The guard is sans-IO and knows nothing about agents or message ids: the caller
-keeps one guard per assistant message and names the message when it asks for
-the warning event.
+Rules: RMG-NOFLUSH-001.
+Design: docs/design/guards.md#harness.guards.role_marker
 """
 
 from __future__ import annotations

@@ -1,33 +1,6 @@
 """Windows command lines, as the two spawn paths build them (pure string functions).
 
-On Windows a child gets one command-line string, not an argv array, and
-``CreateProcess`` caps it at 32 767 UTF-16 units (seed 002 §6.1). A binary
-reaches that cap along one of two paths, and each path quotes differently
-(seed 002 §6.3; seed 000 §5.11; ref §4.2 / §4.3):
-
-* a ``.cmd`` / ``.bat`` shim runs inside ``cmd.exe /d /s /c "<inner>"``; each
-  argument is quoted by :func:`quote_for_windows_cmd_shim` (``"`` doubled,
-  ``%`` escaped so cmd.exe cannot expand ``%NAME%`` from the daemon's env);
-* any other Windows executable is started directly; each argument is quoted by
-  :func:`quote_for_windows_direct_exe`, a mirror of libuv's ``quote_cmd_arg``.
-
-Lengths are counted in UTF-16 code units (:func:`utf16_len`), the unit of the
-``CreateProcess`` limit and of the JavaScript ``String.length`` upstream uses;
-a character outside the BMP counts 2.
-
-Everything here is a pure function of its arguments, so the same arithmetic
-runs on every OS (seed 002 §6.3: "三个函数都刻意写成纯函数…macOS 上的测试可以传一个假的
-C:\\…\\deepseek.cmd 路径跑同一套算术").
-
-Neither quoting carries every string. :func:`cmd_shim_argument_loss` and
-:func:`direct_exe_argument_loss` find the first argument a launch path would change
-(WIN-CMDLINE-SHIM-001, WIN-CMDLINE-EXE-001), so the runner refuses it before spawn
-instead of handing the CLI different arguments (``copy "C:\\tmp\\" --yolo`` through a
-shim reaches the CLI as ``copy "C:\\tmp"``, ``--yolo``). Each returns ``None`` exactly
-when the launch path's parse gives back every argument byte for byte: cmd.exe's
-``/s /c`` line, ``%``-expansion, caret/quote passes and ``%*`` forwarding, then the C
-runtime (UCRT) for a shim; the C runtime or ``CommandLineToArgvW`` for a direct launch.
-``tests/guards/winsplit.py`` models those parsers and the tests prove both directions.
+Design: docs/design/guards.md#harness.guards.windows_cmdline
 """
 
 from __future__ import annotations

@@ -1,27 +1,6 @@
 """The differential check: the same scenario on the real CLI and on its fake.
 
-Both runs' events are normalized (run-specific paths become ``{cwd}``/``{home}``/``{tmp}``,
-``{cwd}/x`` becomes ``x``) and compared rule by rule:
-
-==================== =====================================================================
-LIVE-DIFF-KINDS-001  same event-kind sequence after dropping timing-only ``status`` events
-                     (consecutive deltas of one kind count once: chunking is the model's)
-LIVE-DIFF-TEXT-001   same assistant text (all ``text_delta`` joined, per turn)
-LIVE-DIFF-TOOLS-001  same tool calls: names and normalized inputs, in order
-LIVE-DIFF-RESULTS-001 same tool results: count, ``is_error`` flags, each answering a call of
-                     its run, and the same files in the work dir afterwards
-LIVE-DIFF-SESSION-001 the session id is captured on both sides (or on neither: then the rule
-                     is ``skipped``, never a pass that checked nothing)
-LIVE-DIFF-STATUS-001 same terminal status (run outcome, exit code zero / non-zero, and why a
-                     failed turn failed: the CLI ``reported`` it, it ``crashed``, or the
-                     runner's own code such as a timeout)
-==================== =====================================================================
-
-A difference is a ``fail`` :class:`~conformance.checks.Finding` whose summary names which
-side diverged — judged against what the scenario file says when it says it (its text,
-its tool steps, its ``exit_code``; a scenario that fails expects the CLI to report the
-failure, so a crash is that side's divergence), else "real and fake differ" — and whose evidence
-shows both transcripts (design §Conformance model "Evidence").
+Design: docs/design/live.md#harness.live.differential
 """
 
 from __future__ import annotations

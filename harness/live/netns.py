@@ -1,32 +1,7 @@
 """Sealed launches: a live CLI runs in its own network namespace with loopback only.
 
-Design (Linux). Every launch of a real CLI — the version probe and each turn — goes
-through a small launcher script named like the CLI (:meth:`NetSeal.launcher`). It runs
-``unshare --net`` (as root) or ``unshare --user --map-root-user --net`` (unprivileged
-user namespaces) and then this file as a stdlib-only script (``python -I -S netns.py``),
-which, inside the fresh namespace:
-
-1. brings ``lo`` up (``SIOCSIFFLAGS``) and refuses to go on if any other interface
-   exists, so no packet can leave the machine whatever the CLI does;
-2. listens on ``127.0.0.1:<port>`` — the model server's own port number, free in the
-   new namespace — and relays each connection to a Unix socket; the Unix socket is a
-   path in the file system, reachable across namespaces, and :class:`Bridge` on the
-   harness's side forwards it to the model server's real ``127.0.0.1:<port>``. The CLI
-   keeps its base URL and ``Host`` header unchanged;
-3. adds each nameserver of ``/etc/resolv.conf`` to ``lo`` (``ip addr add``) and answers
-   there with a DNS stub that logs every query name and says NXDOMAIN, so a look-up
-   fails at once and is recorded by name;
-4. forks the CLI — under ``strace -f -e trace=connect,sendto,sendmsg,sendmmsg`` when
-   strace is installed, so every attempt to reach an address outside loopback is logged
-   (it fails with ``ENETUNREACH``: there is no route) — and serves the relay and the
-   stub itself until the CLI exits, with its stdio on ``/dev/null`` (the CLI alone holds
-   the runner's pipes), forwarding SIGTERM/SIGINT/SIGHUP/SIGQUIT to it.
-
-The launcher ends as the CLI did (its exit status, or the same signal). :func:`read_evidence`
-turns the logs into :class:`NetAttempt`\\ s, which LIVE-NET-001 judges. Where no
-namespace can be made (macOS, Windows, a kernel or container that forbids it)
-:func:`probe_sealing` says why, the CLI runs unsealed with a warning, and the verdict
-says "not sealed".
+Rules: LIVE-NET-001.
+Design: docs/design/live.md#harness.live.netns
 """
 
 from __future__ import annotations

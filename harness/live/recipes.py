@@ -1,19 +1,7 @@
 """Live recipes: how to run one real CLI offline, as data.
 
-A recipe is ``harness/live/recipes/<agent>.json``, validated against
-``harness/schemas/live-recipe-v1.schema.json`` and then by the semantic checks here
-(file stem == ``agent``, placeholders known, HOME-relative file paths, unique scenario
-ids, scenario transports among the recipe's transports, scenario files that exist).
-Every problem is a :class:`RecipeError` naming the file and the field
-(rule LIVE-RECIPE-001).
-
-The engine looks a recipe up by the def's id (:func:`recipe_for`); it never branches on
-an agent id (design §Principles 2, CONTRIBUTING "Definitions are data"). A recipe with
-``skip`` describes a CLI that cannot run offline: nothing of it is ever launched
-(LIVE-SKIP-001).
-
-Placeholders (:data:`PLACEHOLDERS`) are ``{name}`` with a lowercase name; any other
-brace (JSON objects, TOML inline tables) passes through unchanged.
+Rules: LIVE-SKIP-001.
+Design: docs/design/live.md#harness.live.recipes
 """
 
 from __future__ import annotations

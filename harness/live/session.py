@@ -1,23 +1,6 @@
 """``run_live``: one scenario on a real CLI (or its fake) under a temporary world.
 
-Start :class:`~harness.modelserver.ModelServer` on a free loopback port
-with the scenario, prepare the temporary HOME (:mod:`harness.live.home`), and run the
-CLI through the normal runner (:func:`harness.runner.run_agent`) with the def's own
-``build_args``. The recipe's extra argv (``argv``, ``telemetry.args``, a transport's
-``argv``) goes around the def's own (``RunRequest.argv_prepend`` / ``argv_append``), so
-everything else a run gives ``build_args`` (a prompt file, the probed capabilities) is
-the same as outside live mode. A two-turn case resumes the first turn's session (the
-def's ``resume_style``) in the second.
-
-``side="fake"`` runs the fake CLI for the same def and scenario in the same kind of
-world (a shim named like the real binary, ``FAKE_CLI_SCENARIO``), which is what the
-differential check compares against (:mod:`harness.live.differential`).
-
-``side="real"`` launches the CLI — its version probe too — sealed in a loopback-only
-network namespace (:mod:`harness.live.netns`); :attr:`LiveRun.net` holds what those
-launches tried outside loopback (LIVE-NET-001).
-
-Nothing here compares an agent id: the recipe is looked up by ``defn.id`` as data.
+Design: docs/design/live.md#harness.live.session
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """External MCP injection and run tool bundles (seed 002 §8.1, §8.4; ref §7).
 
-* :mod:`harness.mcp.servers` - the input model (:class:`McpServerConfig`) and its file parser;
-* :mod:`harness.mcp.builders` - one pure builder per injection strategy;
-* :mod:`harness.mcp.inject` - :func:`plan_injection`, the pure per-run plan;
-* :mod:`harness.mcp.apply` - the only IO: writing/removing ``.mcp.json`` safely;
-* :mod:`harness.mcp.bundles` - per-run bundles: validation per strategy and merge by id.
-
-How a runner uses it (one run)::
-
-    selection = resolve_servers_for_run(persisted, bundle, sandbox)
-    validate_run_tool_bundle(defn, bundle, delivery_target)           # before anything else
-    plan = plan_injection(defn, selection.enabled_servers, tokens, cwd=cwd,
-                          managed_projects_root=root, agent_version=version)
-    applied = apply_injection(plan)                                    # before spawn
-    # env_overlay |= applied.env ; SessionRequest.mcp_servers = plan.acp_mcp_servers
-    ...
-    restore_injection(applied)                                         # after the run
+Design: docs/design/mcp.md#harness.mcp
 """
 
 from __future__ import annotations

@@ -1,29 +1,7 @@
 """Carry out an :class:`~harness.mcp.inject.InjectionPlan`'s file operations, safely.
 
-The only IO of the MCP layer: writing or removing ``<cwd>/.mcp.json`` (seed 002 §8.1; ref §7).
-Every operation re-proves on the real filesystem what the pure plan proved lexically
-(MCP-MANAGED-001, MCP-MANAGED-003):
-
-1. the file is named ``.mcp.json`` and the plan carries the managed projects root;
-2. the real path (symlinks resolved) of its directory is STRICTLY inside the real path of
-   the root: a symlinked project dir that points out of the root is refused;
-3. the directory is opened once (``O_DIRECTORY | O_NOFOLLOW`` where the OS has them) and all
-   later operations are relative to that descriptor, after checking it is the same directory
-   the real-path check approved;
-4. an existing ``.mcp.json`` that is a symlink (or not a regular file) is refused, never
-   followed or replaced;
-5. the new content goes to a fresh ``O_EXCL | O_NOFOLLOW`` temp file with mode ``0600`` (it
-   holds env values and tokens) and is renamed over the target atomically;
-6. before that, the file's original bytes (or absence) and mode are in the directory's restore
-   journal (:mod:`harness.mcp.journal`, SIG-JOURNAL-001), so a harness killed outright loses
-   nothing: the next run there, or ``harness mcp restore DIR``, puts the file back.
-
-On a platform without ``dir_fd`` support (Windows) steps 3-5 use paths, with the same checks.
-A refusal raises :class:`McpApplyError` naming the path and the rule; nothing is written.
-
-:func:`restore_injection` undoes an :func:`apply_injection` (the previous file comes back with
-its mode, or the created one is removed) under the same checks, and drops the run's journal
-entries; a file another live run still holds stays until that run ends (SIG-JOURNAL-003).
+Rules: MCP-MANAGED-001.
+Design: docs/design/mcp.md#harness.mcp.apply
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """One pure builder per injection strategy (seed 002 §8.1; ref §7; wire §A.6).
 
-=========================  ====================================================  ==========
-strategy                   output                                                rules
-=========================  ====================================================  ==========
-``claude-mcp-json``        :func:`build_claude_mcp_json`: the ``.mcp.json``       MCP-CLAUDE-001
-                           document, or ``None`` when no server is enabled
-``acp-merge``              :func:`build_acp_mcp_servers`: ACP ``McpServer``       MCP-ACP-001,
-                           entries (stdio only), env as array or map per def      MCP-ACP-002
-``opencode-env-content``,  :func:`build_opencode_config_content`: a JSON          MCP-ENV-001,
-``mimo-env-content``       string, or ``None`` (never ``"{}"``)                   MCP-OPENCODE-001
-=========================  ====================================================  ==========
-
-:func:`merge_auth_header` is shared by the two builders that carry remote servers
-(MCP-AUTH-001); only servers whose effective auth mode is ``oauth`` are given a token
-(MCP-AUTH-002).
-
-Builders never raise on user input that :mod:`harness.mcp.servers` accepted. An OAuth token
-with a line break (header injection) raises :class:`McpBuildError` naming the server id, never
-the token (MCP-SECRET-001). A generated OpenCode config that fails
-``harness/schemas/opencode-mcp.schema.json`` is our bug and raises :class:`McpBuildError` too.
+Design: docs/design/mcp.md#harness.mcp.builders
 """
 
 from __future__ import annotations

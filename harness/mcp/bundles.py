@@ -1,30 +1,7 @@
 """Run tool bundles: per-run MCP servers, checked against the agent and merged (seed 002 §8.4).
 
-:func:`validate_run_tool_bundle` is the seed 002 §8.4 table, one row per strategy
-(upstream ``run-tool-bundle.ts:108 validateRunToolBundleForAgent``):
-
-=========================  ==============================================  ==============
-``external_mcp_injection`` verdict                                          rule
-=========================  ==============================================  ==============
-``claude-mcp-json``        only ``delivery_target == "managed-project"``    MCP-BUNDLE-001
-                           (the bundle becomes a ``.mcp.json``; never
-                           written into a user's repo)
-``opencode-env-content``   always accepted (env injection touches no disk)  MCP-BUNDLE-002
-``mimo-env-content``
-``acp-merge``              stdio only; the error names the FIRST enabled    MCP-BUNDLE-003
-                           non-stdio entry's index and transport
-``none``                   refused; the message names the agent             MCP-BUNDLE-004
-=========================  ==============================================  ==============
-
-A bundle with no enabled server is accepted for every agent (upstream: nothing to deliver).
-Departure from upstream, per the seed: upstream also accepts a ``claude-mcp-json`` bundle when
-no delivery target is given; seed 002 §8.4 says "只有 deliveryTarget === 'managed-project'
-才行", so ``None`` is refused too.
-
-:func:`resolve_servers_for_run` is ``run-tool-bundle.ts:158 resolveExternalMcpServersForRun``:
-run servers override persisted ones with the same id (MCP-BUNDLE-005), persisted servers are
-left out entirely in sandbox mode (MCP-BUNDLE-006), and ``persisted_token_server_ids`` lists
-the enabled persisted servers not overridden by the run: only those need a stored OAuth token.
+Rules: MCP-BUNDLE-002, MCP-BUNDLE-005, MCP-BUNDLE-006.
+Design: docs/design/mcp.md#harness.mcp.bundles
 """
 
 from __future__ import annotations

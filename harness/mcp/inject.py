@@ -5,29 +5,8 @@
 :class:`InjectionPlan`: the env vars to set, the ``.mcp.json`` to write or remove, the ACP
 ``mcpServers`` list, and a human reason. :mod:`harness.mcp.apply` performs the file IO.
 
-=========================  ==================================================================
-strategy                   plan
-=========================  ==================================================================
-``none``                   nothing is forwarded; an explicit plan whose reason names the
-                           agent and tells the user to configure the CLI itself
-                           (seed 002 §8.1 "未设 = 显式提示", §10; MCP-NONE-001)
-``claude-mcp-json``        ``<cwd>/.mcp.json`` written only when ``cwd`` is STRICTLY under the
-                           managed projects root (equal to the root is not managed), never in a
-                           user's own repo (MCP-MANAGED-001); removed when no server is enabled
-                           (server.ts:6467 via seed 002 §8.1; MCP-MANAGED-002)
-``acp-merge``              stdio servers for ``SessionRequest.mcp_servers`` (MCP-ACP-001/002)
-``opencode-env-content``   ``OPENCODE_CONFIG_CONTENT`` = the JSON string; with nothing enabled
-``mimo-env-content``       (``MIMOCODE_CONFIG_CONTENT``) the variable is left alone, never
-                           ``"{}"`` (MCP-ENV-001)
-=========================  ==================================================================
-
-Departure from the brief's "env vars to unset": seed 002 §8.1 says a null config means "别动这个
-环境变量" (leave the variable alone: the user's own inherited value is their config). So a
-plan never unsets; it lists the variable in :attr:`InjectionPlan.env_untouched` instead.
-
-Secrets (MCP-SECRET-001): env values, file contents and ACP server env are excluded from
-``repr``, :meth:`InjectionPlan.describe` and :meth:`InjectionPlan.to_json`; those name servers,
-variables and paths only.
+Rules: MCP-ACP-001, MCP-ENV-001, MCP-MANAGED-002.
+Design: docs/design/mcp.md#harness.mcp.inject
 """
 
 from __future__ import annotations

@@ -1,29 +1,7 @@
 """The restore journal: a user's config survives a harness that is killed outright.
 
-Before MCP injection changes a file it records, in ``<dir>/.harness-mcp-journal.json``, the
-file's original bytes (or that it was absent) and its mode, together with the run that owns
-the change: the harness's pid and that process's start time (SIG-JOURNAL-001). The journal
-is written to a fresh ``O_EXCL`` temp file (mode ``0600``: it holds the user's config),
-fsync'd, renamed over the old one and the directory fsync'd, so a crash leaves either the
-old journal or the new one, never half of one.
-
-A run that ends, however it ends short of ``kill -9``, puts its files back and drops its
-entries (:func:`finish`); the last entry gone, the journal is removed. After ``kill -9`` the
-entries stay, and the next run in that directory (:func:`begin`, :func:`recover`) or
-``harness mcp restore DIR`` applies them: the original content comes back with its mode,
-or the file that did not exist is removed (SIG-JOURNAL-002).
-
-Concurrency (SIG-JOURNAL-003): an entry whose owner is still alive (same pid, same start
-time, checked with psutil, so a reused pid is not mistaken for it) is never applied by
-anybody else. A run that injects while another live run holds an entry for the same file
-inherits that entry's original (not the other run's injected content), and the file is put
-back only when no live run holds it any more, so whichever ends last restores the user's
-bytes. Updates are serialised with ``flock`` on the directory (POSIX; on Windows, which has
-neither ``flock`` nor ``dir_fd``, they are not, and paths are used).
-
-Only ``.mcp.json`` is ever restored (the one file injection writes, MCP-MANAGED-001); a
-journal naming anything else, or that cannot be read, raises :class:`JournalError` naming
-the journal and the problem, and nothing is changed.
+Rules: MCP-MANAGED-001, SIG-JOURNAL-001.
+Design: docs/design/mcp.md#harness.mcp.journal
 """
 
 from __future__ import annotations

@@ -1,32 +1,6 @@
 """The input model: external MCP servers a user configured (seed 002 §8.1; ref §7).
 
-One :class:`McpServerConfig` per server, parsed from a JSON file in one of the shapes of
-:data:`ACCEPTED_SHAPES` (MCP-CONFIG-002): the ``{"mcpServers": {id: {...}}}`` object MCP
-clients write (Claude Code's ``.mcp.json``, Claude Desktop, Cursor; VS Code names it
-``servers``), upstream's ``<dataDir>/mcp-config.json`` ``{"servers": [...]}``, a run tool
-bundle's ``{"mcpServers": [...]}``, or a bare array. An array entry is ``{id, transport, command?,
-args?, env?, url?, headers?, authMode?, enabled?, label?}``; an object entry is keyed by its id
-and says ``type`` (``stdio``, ``http`` or ``sse``; default: ``stdio`` with a ``command``,
-``http`` with a ``url``) where an array entry says ``transport``.
-
-Rules (ids in ``conformance/rules/mcp.py``):
-
-* MCP-CONFIG-001: every rejected entry raises :class:`McpConfigError` naming the file, the entry
-  index and the field. Departure from upstream (``sanitizeMcpServer`` drops a bad entry and
-  de-duplicates ids silently): here nothing is dropped silently (design principle 3), so a typo
-  cannot make a server vanish without a word.
-* MCP-SECRET-001: a message never quotes a value from the file. Env values, header values and
-  URLs (which may carry ``user:pass@`` or a token in the query) are secrets; only field names,
-  the entry index and an id that already matched the id pattern are named. ``repr`` of a
-  server redacts them as well.
-
-Field rules follow upstream ``mcp-config.ts`` (``sanitizeMcpServer``): the id pattern
-``^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`` (the id becomes a ``.mcp.json`` key, an ACP ``name`` and an
-OpenCode ``mcp`` key); ``transport`` defaults to ``stdio``; ``enabled`` defaults to true; stdio
-needs a non-blank ``command``; http/sse need an ``http(s)`` URL; ``authMode`` is ``none`` or
-``oauth``. Stricter than upstream, each a documented choice: unknown keys, a wrong type, a
-stdio-only field on a remote server (and the reverse), a line break in a header and a NUL
-anywhere are errors instead of being dropped.
+Design: docs/design/mcp.md#harness.mcp.servers
 """
 
 from __future__ import annotations

@@ -3,18 +3,8 @@
 Served at ``POST …/messages`` (claude posts ``/v1/messages?beta=true``) and
 ``POST …/messages/count_tokens`` (real-clis.md, claude 2.1.332 and claude-code-acp).
 
-Streaming (MODEL-ANTH-001)::
-
-    message_start, ping,
-    per block: content_block_start, content_block_delta (thinking_delta + signature_delta
-               | text_delta | input_json_delta), content_block_stop,
-    message_delta {stop_reason end_turn|tool_use, usage}, message_stop
-
-Non-streaming replies are one ``message`` object with the same blocks (MODEL-ANTH-002).
-Structured output: ``output_config.format`` / ``output_format`` ``{type: json_schema,
-schema}`` or a ``tool_choice {type: tool, name}`` (MODEL-STRUCT-001). The ``messages``
-array may hold ``role: "system"`` entries (claude 2.1.332); the script skips them
-(MODEL-SCRIPT-002).
+Rules: MODEL-SCRIPT-002, MODEL-STRUCT-001.
+Design: docs/design/modelserver.md#harness.modelserver.anthropic
 """
 
 from __future__ import annotations

@@ -4,28 +4,7 @@
 mode; real-clis.md §2 and §3 for what each CLI sends) from one scenario file, on
 127.0.0.1 only (MODEL-BIND-001). It runs either
 
-* in a background thread with its own event loop (``start()`` / ``stop()`` or
-  ``with ModelServer(...)``), so sync tests and the sync runner can use it, or
-* on the caller's event loop (``await astart()`` / ``await astop()`` or
-  ``async with``).
-
-Either way ``stop`` leaves no thread, task or listening socket behind
-(MODEL-BIND-002).
-
-HTTP is aiohttp's (``web.AppRunner`` + ``TCPSite``; SSE through ``StreamResponse``):
-a well-kept asyncio server with chunked streaming, HTTP/1.1 keep-alive, request
-decompression and graceful shutdown, so no HTTP is written by hand here.
-
-Routing is by path *suffix*, so every endpoint also works under ``/v1``, ``/v1beta``
-or a custom base prefix, and query strings (``?beta=true``, ``?alt=sse``) are
-ignored (MODEL-ROUTE-001)::
-
-    POST …/messages[/count_tokens]                 Anthropic Messages
-    POST …/responses                               OpenAI Responses
-    POST …/chat/completions                        OpenAI Chat Completions
-    POST …/models/<m>:streamGenerateContent|:generateContent|:countTokens   Gemini
-    GET  …/models, …/models/<id>                   listings, one shape for all three
-    HEAD any path, GET / and …/api/hello           probes (claude's HEAD /api/hello)
+Design: docs/design/modelserver.md#harness.modelserver.app
 """
 
 from __future__ import annotations

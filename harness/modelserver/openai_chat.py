@@ -1,20 +1,6 @@
 """OpenAI Chat Completions: read a request, render a reply plan (pure; no IO).
 
-Served at ``POST …/chat/completions`` (opencode, pi, qwen, kilo, vibe, kimi, aider,
-copilot BYOK in real-clis.md). Streaming (MODEL-CHAT-001)::
-
-    chunk {delta: {role: assistant, content: ""}}
-    chunk {delta: {reasoning_content}}...            thinking
-    chunk {delta: {content}}...                      one per scenario chunk
-    chunk {delta: {tool_calls: [{index, id, type, function: {name, arguments: ""}}]}}
-    chunk {delta: {tool_calls: [{index, function: {arguments: <piece>}}]}}...
-    chunk {delta: {}, finish_reason: stop|tool_calls|length}
-    chunk {choices: [], usage}                       only with stream_options.include_usage
-    data: [DONE]
-
-Non-streaming replies are one ``chat.completion`` object (MODEL-CHAT-002).
-Structured output: ``response_format {type: json_schema, json_schema: {schema}}`` or
-``{type: json_object}``; a forced ``tool_choice {type: function, function: {name}}``.
+Design: docs/design/modelserver.md#harness.modelserver.openai_chat
 """
 
 from __future__ import annotations

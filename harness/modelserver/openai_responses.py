@@ -1,23 +1,6 @@
 """OpenAI Responses: read a request, render a reply plan (pure; no IO).
 
-Served at ``POST …/responses`` (codex ``wire_api = "responses"``; codex-acp; copilot
-with ``COPILOT_PROVIDER_WIRE_API=responses``). Streaming (MODEL-RESP-001)::
-
-    response.created, response.in_progress,
-    reasoning item:  output_item.added, reasoning_summary_part.added,
-                     reasoning_summary_text.delta..., reasoning_summary_text.done,
-                     reasoning_summary_part.done, output_item.done
-    message item:    output_item.added, content_part.added, output_text.delta...,
-                     output_text.done, content_part.done, output_item.done
-    function call:   output_item.added, function_call_arguments.delta..., .done,
-                     output_item.done
-    custom tool:     output_item.added, custom_tool_call_input.delta..., .done,
-                     output_item.done                        (MODEL-RESP-002)
-    response.completed {response: {id, usage, output}}
-
-real-clis.md: codex needs ``response.completed`` carrying ``id`` and ``usage``, and its
-``apply_patch`` is a *custom* tool answered with a ``custom_tool_call`` item whose
-``input`` is the patch. Structured output: ``text.format {type: json_schema, schema}``.
+Design: docs/design/modelserver.md#harness.modelserver.openai_responses
 """
 
 from __future__ import annotations

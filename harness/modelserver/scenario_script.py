@@ -1,30 +1,6 @@
 """Turn a fake_clis scenario and one request into a reply plan (stateless).
 
-The same scenario files drive the fake CLIs and this scripted model (design §Live
-mode). The server keeps no state between requests: each reply is decided from the
-conversation in the request (real-clis.md "How the mock decides"):
-
-1. A structured-output request (a JSON schema, or a forced tool) gets schema-valid
-   JSON and consumes no scenario step (MODEL-STRUCT-001).
-2. A side request (title generation, memory extraction, "suggestion mode") gets a
-   small reply of its own (MODEL-SCRIPT-005).
-3. Otherwise the scenario is cut into *segments* at each tool step that maps onto
-   a tool the request offers (MODEL-SCRIPT-001). Walking back from the end of the
-   conversation to the last real user turn (``system``/``developer`` entries and
-   system reminders skipped, MODEL-SCRIPT-002) counts the tool results the CLI has
-   sent since; ``k`` results -> segment ``k`` (the steps after the ``k``-th tool,
-   up to and including the next one); past the end -> the last segment. So the
-   first request gets the steps up to and including the first tool call, the
-   tool-result request gets the final text, and a resumed turn starts over.
-
-A tool step that maps onto no offered tool (aider offers none) is rendered as text
-in place (an aider file listing or SEARCH/REPLACE block for a write) and does not
-cut the scenario, so the whole scenario arrives in one reply.
-
-Steps that describe the CLI process rather than the model (stderr, noise,
-malformed, foreign, oversize, spawn_tree, crash) are not the server's to play and
-are skipped. ``sleep`` and ``stall_ms`` become pauses, ``hang`` holds the stream
-open, ``api_error`` fails the request (MODEL-ERR-001, MODEL-SCRIPT-006).
+Design: docs/design/modelserver.md#harness.modelserver.scenario_script
 """
 
 from __future__ import annotations

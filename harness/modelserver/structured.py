@@ -1,25 +1,6 @@
 """Schema-valid JSON for structured-output requests (rule MODEL-STRUCT-001).
 
-A CLI that asks the model for JSON (Anthropic ``output_config.format`` /
-``output_format`` or a forced tool, OpenAI ``text.format`` / ``response_format``,
-Gemini ``responseJsonSchema`` / ``responseSchema``) gets a value built from the
-request's own schema, so its client-side parse (zod, pydantic, serde) accepts it.
-real-clis.md "How the mock decides": enum -> the first value, numbers -> ``minimum``
-or 1, ``title`` -> a short sentence; gemini's router classifier needs an integer
-``complexity_score`` >= 1 (design §Live mode).
-
-The generator walks the schema: ``$ref`` (local pointers), ``allOf`` (merged),
-``anyOf`` / ``oneOf`` (first option whose value validates), ``const``, ``enum``,
-strings (``format``, ``pattern`` through a small regex walker, length bounds),
-integers and numbers (bounds, exclusive bounds, ``multipleOf``), booleans, ``null``,
-arrays (``prefixItems``, ``items``, ``minItems``, ``contains``, ``uniqueItems``) and
-objects (every property unless optional and recursive; ``minProperties``,
-``dependentRequired``). Every node is checked with :mod:`jsonschema`; a node that
-fails is retried with other variants before the best effort is kept, and
-:func:`structured_value` says whether the whole value validates.
-
-Gemini's OpenAPI-style schemas (``type: "STRING"``, ``nullable``) are normalized
-to JSON Schema first (:func:`normalize_schema`).
+Design: docs/design/modelserver.md#harness.modelserver.structured
 """
 
 from __future__ import annotations

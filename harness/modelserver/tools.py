@@ -4,23 +4,8 @@ No table per CLI: the tool is picked from the request's tool list by name and
 schema (design §Live mode; real-clis.md "How the tool call is built"), so a new
 CLI whose write tool is called ``WriteFile`` or ``mcp__acp__Write`` works as is.
 
-* A ``write`` step calls the best write-like tool (MODEL-TOOL-001): ``write``,
-  ``write_file``, ``Write``, ``create``, ``WriteFile``, ``mcp__acp__Write``, ...;
-  names with todo / memory / notebook / stdin / goal / plan / agent are never
-  picked. Without one: ``apply_patch`` gets an ``*** Add File`` patch (a custom
-  tool takes it as raw ``input``), else a shell tool gets a command that writes
-  the file (MODEL-TOOL-002).
-* A ``shell`` step calls the shell tool (``exec_command``, ``bash``, ``Bash``,
-  ``run_shell_command``, ``shell``, ...) with the step's command (MODEL-TOOL-005).
-* An ``other`` step calls the tool of that name, when offered.
-
-Arguments come from the tool's JSON schema (MODEL-TOOL-003): the path-like key,
-the content-like key, the command key, every other required key from the
-schema-driven generator (enums -> the first value), and codex's
-``sandbox_permissions: "require_escalated"`` when the schema offers it (the mock
-in real-clis.md needed it where no sandbox exists). A path becomes absolute under
-the cwd the request mentions when the schema or description asks for absolute
-paths (MODEL-TOOL-004).
+Rules: MODEL-TOOL-005.
+Design: docs/design/modelserver.md#harness.modelserver.tools
 """
 
 from __future__ import annotations

@@ -4,21 +4,8 @@ Seed 001 §4: the profile bundle reaches the user as "an exact packed tarball pl
 manifest", installed with ``dsh plugin --profile open-design add <embedded pinned tarball>``;
 seed 000 §5.12 shows the file name ``pnpm pack`` gives it, ``open-design-dsh-runtime-0.1.0.tgz``.
 
-The tarball is laid out the way ``npm pack`` lays one out: every file under ``package/``, no
-directory entries, regular files with mode 0644, owner 0:0 without names, and npm's fixed
-timestamp (1985-10-26T08:15:00Z, the date npm stamps on every packed entry). Entries are sorted
-and the gzip header carries mtime 0 and no file name, so two builds give the same bytes
-(rule DSHSETUP-BUNDLE-001). The package is a DeepSeek Harness plugin bundle: ``package.json``
-declares ``dsh.bundle.patch``, ``cordis.patch.yml`` inserts the ``open-design-runtime`` plugin
-over ``@deepseek-ai/dsh-base``, ``index.js`` is that plugin (the ``--probe``, ``--models`` and
-``--stdio`` modes of seed 001 §5, §6 and §12 on the runtime's own agent and session
-services) and ``protocol.js`` holds its pure frame logic. The sources live in ``package/``
-beside this builder; the README is generated here.
-
-Usage (stdlib only, so it runs from a source checkout or an installed package)::
-
-    python -m harness.profile_bundle.build_bundle           # rewrite tarball + manifest
-    python -m harness.profile_bundle.build_bundle --check   # verify the committed files
+Rules: DSHSETUP-BUNDLE-001.
+Design: docs/design/dsh.md#harness.profile_bundle.build_bundle
 """
 
 from __future__ import annotations

@@ -1,28 +1,7 @@
 """Everything a run decides before it spawns (rule RUN-SPAWN-001).
 
-In order: the transport (seed 000 §5.3, :func:`harness.defs.transport.select_transport`)
-and its parser; the cwd; the executable (seed 002 §5, ref §5.2) and the launch env
-(seed 002 §5.3); the prompt file for file delivery (seed 002 §6.2); ``build_args``; the
-prompt budget (seed 002 §6.3, RUN-BUDGET-001); for two-way formats the session and its
-``start`` (a request the session refuses never spawns); the cwd snapshot
-(RUN-FILES-001). Any step that fails gives a :class:`Refusal` and nothing is spawned.
-
-``build_args`` reads the capabilities of the executable the run spawns (seed 002 §5.5,
-FIDELITY-CAPS-001): :func:`prepare_async` asks :func:`harness.detect.capabilities_for_run`
-(the help probe, kept per executable stamp) unless the request brings its own.
-
-The adapter layer runs right after the cwd check (:func:`_adapter_layer`):
-
-* **Run tool bundle** (seed 002 §8.4): validated against the def's strategy (a refusal
-  names the table row's rule, MCP-BUNDLE-001..004) and merged over the persisted servers
-  by id; the persisted ones are left out in sandbox mode (MCP-BUNDLE-005/006).
-* **MCP plan** (seed 002 §8.1, :func:`harness.mcp.plan_injection`): env content joins the
-  launch env, ACP servers join ``SessionRequest.mcp_servers``, and the ``.mcp.json``
-  write/removal is applied as the last step before the spawn and restored when the run's
-  ExitStack closes: after the run, and also when it failed, was cancelled or the awaiting
-  task was cancelled (MCP-RUN-001). Every plan is reported, NONE too (MCP-RUN-004).
-* **Skills** (seed 000 §4): staged into ``<cwd>/.od-skills/`` and composed into the
-  prompt before ``build_args`` and the budget check (SKILL-RUN-001/002).
+Rules: MCP-BUNDLE-001, MCP-BUNDLE-005, MCP-RUN-004, RUN-FILES-001, SKILL-RUN-001.
+Design: docs/design/runner.md#harness.runner.prepare
 """
 
 from __future__ import annotations

@@ -1,28 +1,6 @@
 """The process tree one run owns, and how it is stopped (wire §B.7 "Process-tree termination").
 
-Ownership is what the run started and nothing else (seed 001 §10: "No operation may kill
-another conversation's runtime"; rule RUN-OWNED-001):
-
-* **POSIX.** The CLI is spawned as a session and group leader (``start_new_session``),
-  so everything it starts stays in its process group unless it calls ``setsid`` itself.
-  The group id is the leader's pid; Linux keeps that number out of circulation while any
-  member of the group exists, so signalling the group can only reach our processes.
-  Members that left the group are known from psutil snapshots of the leader's
-  descendants, taken while the run is live; a snapshot holds ``psutil.Process`` objects,
-  which refuse to signal a pid that was reused by another process.
-* **Windows.** The CLI gets a new process group (``CREATE_NEW_PROCESS_GROUP``) and,
-  right after spawn, a Job Object that kills its members when closed
-  (:mod:`harness.runner.winjob`, seed 001 §10 "platform process-tree primitive"): every
-  process it starts is a member, orphans included. The graceful stop is
-  ``CTRL_BREAK_EVENT`` to the group; one that cannot be delivered is reported (a note on
-  the run's stderr, RUN-WINJOB-001), never ignored. The forced stop is
-  ``TerminateJobObject``, then a psutil kill of every process in a tree snapshot taken
-  *before* signalling (orphans are not re-parented on Windows and vanish from
-  ``children()`` once their parent exits; the snapshot also covers a process started
-  before the assignment, or every process when no job could be made).
-
-A process counts as alive unless it is gone or a zombie: an orphan's zombie may never be
-reaped when PID 1 does not reap (containers), and it holds nothing.
+Design: docs/design/runner.md#harness.runner.proctree
 """
 
 from __future__ import annotations

@@ -1,27 +1,7 @@
 """How a finished run is judged: succeeded, failed or cancelled (ref §10.1).
 
-:func:`classify_close_status` is a pure function of the facts the runner gathered
-(rule RUN-STATUS-001). It follows upstream's ``classifyChatRunCloseStatus`` order,
-with the two ways a run fails on top of it that ref §1.2 and §10.1 name ("An in-stream
-``error`` event flips the run to failed"; transport/session errors), and the runner's own
-failures (spawn, budget, timeouts), which end a run before the CLI could decide it:
-
-1. cancel requested → ``cancelled`` (a cancelled run is never reported as a failure);
-2. the runner failed the run (it never started, or a first-output / inactivity
-   timeout killed it) → ``failed``;
-3. the session finished ``failed``, or any in-stream ``error`` event was published
-   → ``failed``; a session that finished ``cancelled`` → ``cancelled``;
-3a. nothing a person can use came out (no text, tool call, artifact or file) → ``failed``,
-   whatever the exit code (seed 000 §5.10, seed 002 §4.4: FIDELITY-EMPTY-001);
-4. exit code 0 → ``succeeded``;
-5. a two-way session completed cleanly and the process then ended by SIGTERM (or
-   exited 130) → ``succeeded`` (the runner terminates servers that stay alive);
-6. artifacts were produced and the process ended with 0, SIGTERM or 130 → ``succeeded``;
-7. any other non-zero exit after artifacts were produced → ``succeeded`` (salvage);
-8. a clean terminal turn was seen → ``succeeded``; otherwise ``failed``.
-
-Upstream's ``artifactQuietShutdownRequested`` step is not modelled: this runner has no
-artifact quiet period, so that fact is always false.
+Rules: RUN-STATUS-001.
+Design: docs/design/runner.md#harness.runner.status
 """
 
 from __future__ import annotations

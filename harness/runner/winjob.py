@@ -1,21 +1,6 @@
 """Windows: the run's process tree as a Job Object (seed 001 §10, RUN-WINJOB-001).
 
-seed 001 §10: "Windows must use its platform process-tree primitive rather than assuming
-POSIX process groups." That primitive is the Job Object. Right after spawn the CLI is put
-in a fresh job marked ``JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE``; every process it starts
-afterwards is born in the job, re-parented or not, so:
-
-* the forced stop is ``TerminateJobObject``: every member dies, orphans included, and no
-  pid is ever signalled (a pid that was reused is simply not a member);
-* the job's member list tells which owned processes are still alive;
-* when the job's last handle closes (this object is collected, or the harness dies) the
-  members die with it: a tree never outlives the process that owns it.
-
-Descendants started in the short window before the assignment are not members; the
-psutil snapshot of :mod:`harness.runner.proctree` still covers them.
-
-Which step runs when is a pure decision (:func:`graceful_steps`, :func:`forced_steps`),
-tested on every OS; the ctypes calls run only on Windows (``sys.platform == "win32"``).
+Design: docs/design/runner.md#harness.runner.winjob
 """
 
 from __future__ import annotations

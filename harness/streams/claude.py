@@ -1,51 +1,6 @@
 """``claude-stream-json``: Claude Code's ``--output-format stream-json --verbose`` stdout.
 
-Seed 000 §5.1 and seed 002 §7.2 are the normative text; ref §2.1.1-§2.1.6 gives
-the upstream state machine, generation G2 (``runtimes/claude-stream.ts`` @756e657).
-One state machine, fed one decoded JSON object per line by
-:class:`~harness.streams.base.JsonlStreamParser`. The rule ids it enforces are
-declared in :mod:`conformance.rules.claude`.
-
-The hard part (seed 002 §7.2) is that the same content can arrive twice: as
-``stream_event`` deltas (with ``--include-partial-messages``) and again in the
-``assistant`` wrapper that closes the message, in either order. The state:
-
-* ``blocks``: per content block, keyed by ``(message id or 'anon', index)``:
-  the block's type/id/name, the ``input_json_delta`` fragments so far, and the
-  ``input`` value of ``content_block_start`` if it had one;
-* per message id: whether text / thinking already streamed as deltas, or was
-  already delivered by a wrapper; whether its ``turn_end`` was emitted; its
-  :class:`~harness.guards.role_marker.RoleMarkerGuard`;
-* one set of emitted ``tool_use`` ids, written and read by both paths;
-* one :class:`~harness.guards.artifact_echo.ArtifactEchoGuard` for the run.
-
-Visible text goes through the artifact-echo guard, then the message's role
-guard (ref §2.1.5); thinking is never guarded (RMG-THINKING-001).
-
-Deliberate differences from upstream, each because a seed or the design says so:
-
-* **Nothing is dropped silently** (design principle 3). Upstream ignores lines
-  it does not understand; here they become ``raw`` events: non-JSON lines,
-  JSON that is not an object, unknown ``type`` values (``rate_limit_event``,
-  ``control_request`` …), unknown ``system`` subtypes, unknown
-  ``stream_event`` kinds and delta kinds, and frames of a known type whose
-  shape is wrong (an ``assistant`` or ``user`` frame without a ``message``
-  whose ``content`` is a list, or a string for ``user``). Known frames that
-  carry nothing to report (``message_stop``, ``ping``, ``signature_delta``, a
-  replayed user prompt) are claimed silently.
-* **Text and thinking dedupe in both arrival orders** (seed 002 §7.2: "两种都得支持,
-  还不能重复"). Upstream skips the wrapper's text when deltas came first; when a
-  wrapper delivers a message's text first, it still re-emits later deltas.
-  Here the first path to deliver a message's text owns it: later deltas for
-  that message id are dropped (and likewise for thinking; empty thinking
-  deltas, which carry nothing, are always forwarded).
-* ``system``/``status`` with an empty ``status`` string is labelled
-  ``working`` (upstream's ``??`` keeps ``''``).
-* ``tool_use.id``/``name`` and ``tool_result.tool_use_id`` that are not strings
-  become ``None`` (our event fields are typed).
-* G2 extras outside this module's remit are not implemented: Task ->
-  ``TodoWrite`` snapshots, ``tool_input_target``/``tool_input_progress``,
-  child-run evidence and ``suppressForwardedSubagentEvents``.
+Design: docs/design/streams.md#harness.streams.claude
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
 """Codex events and items -> our events, shared by ``codex exec --json`` and the app-server.
 
-:class:`CodexEventMapper` holds the codex state machine of the
-json-event-stream dispatcher (seed 002 §7.3, seed 000 §5.3, ref §2.2 "codex",
-latest generation). Its methods take already-decoded dicts, so the
-``codex exec --json`` parser (:meth:`CodexEventMapper.handle_event`, one call
-per JSONL object) and the later ``codex app-server`` session (one call per
-item notification, after :func:`normalize_item`) go through the same code.
-
-Exec item type names are snake_case (``agent_message``, ``command_execution``,
-…; wire §A.3.1); the app-server spells them camelCase (``agentMessage``,
-``commandExecution``, …; wire §A.3.2). :func:`normalize_item_type` maps the
-second onto the first.
-
-Rules enforced here (ids from ``conformance/rules/json_events.py``):
-CODEX-SESSION-001, CODEX-TURN-001, CODEX-PARA-001, CODEX-REASONING-001,
-CODEX-TODO-001, CODEX-BASH-001, CODEX-CONNECTOR-001, CODEX-FILECHANGE-001,
-CODEX-MCP-001, CODEX-WEBSEARCH-001, CODEX-WARNING-001, CODEX-USAGE-001,
-CODEX-ERROR-ONCE-001, CODEX-RECONNECT-001, CODEX-ITEMTYPE-001.
+Design: docs/design/streams.md#harness.streams.codex_items
 """
 
 from __future__ import annotations

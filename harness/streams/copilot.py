@@ -5,38 +5,8 @@ Code's stream-json" and is mapped onto the same UI events. ref §2.3 gives the
 wire: the ``type`` is dotted and the payload sits under ``data``, except the
 final ``result``, whose fields are top level.
 
-======================================  =========================================
-wire                                    event
-======================================  =========================================
-``session.tools_updated{data.model}``   ``status{label: initializing, model}``
-``assistant.turn_start``                ``status{label: streaming}``
-``assistant.reasoning_delta``           ``thinking_delta{delta: data.deltaContent}``
-``assistant.message_delta``             ``text_delta{delta: data.deltaContent}``
-``tool.execution_start``                ``tool_use{id: toolCallId, name: toolName,
-                                        input: arguments}``
-``tool.execution_complete``             ``tool_result{tool_use_id: toolCallId,
-                                        content: stringify(result),
-                                        is_error: success is false}``
-``session.error{data.message}``         ``error{message, code: data.errorType,
-                                        terminal: false}`` (COPILOT-ERROR-001)
-``result{success, exitCode, usage}``    ``usage{usage, stop_reason: completed|error,
-                                        duration_ms: usage.sessionDurationMs}``;
-                                        a ``sessionId`` string first gives
-                                        ``status{label: session, session_id}``
-                                        (COPILOT-SESSION-001)
-======================================  =========================================
-
-**Divergence from upstream (design principle 3).** Upstream drops every
-other line type silently (``session.start``, ``assistant.message``,
-``tool.execution_progress``, …) and a known type whose payload yields nothing
-(``session.tools_updated`` without a model, a delta whose ``deltaContent`` is
-not a string). Here any line that yields no event becomes ``raw``
-(COPILOT-RAW-001), so nothing the CLI printed disappears. A line also becomes
-``raw`` when a field the vocabulary types as a string (model, tool id, tool
-name) holds another JSON type; a ``sessionDurationMs`` or ``usage`` of the
-wrong JSON type is left out of ``usage`` (upstream passes it through).
-Framing (LF split, CRLF, final-line flush, split UTF-8, oversize lines) is the
-shared decoder's (``STREAM-FRAME-*``).
+Rules: COPILOT-RAW-001.
+Design: docs/design/streams.md#harness.streams.copilot
 """
 
 from __future__ import annotations

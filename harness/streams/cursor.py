@@ -5,16 +5,7 @@ Cursor sends real-time incremental deltas (``--stream-partial-output``) *and*
 a terminal replay of the whole turn. Deltas are emitted verbatim; the replay is
 reconciled against the text emitted for THIS turn only.
 
-Generation: the **mid** upstream version (ref §2.2): ``system/init`` carries
-the session id, and any later frame with a new non-empty ``session_id`` emits
-``status{label:'running', session_id}`` (late capture). The latest upstream
-generation dropped both; we keep them because the session id is the
-capture-style resume handle (seed 002 §7.1: ``status`` 也用来捎带 ``sessionId``).
-
-Tool calls (``tool_call`` frames) are not mapped upstream; they stay ``raw``.
-
-Rules: CURSOR-INIT-001, CURSOR-SESSION-001, CURSOR-DELTA-001,
-CURSOR-REPLAY-001, CURSOR-USAGE-001.
+Design: docs/design/streams.md#harness.streams.cursor
 """
 
 from __future__ import annotations

@@ -1,26 +1,7 @@
 """The one sans-IO line decoder every JSONL parser and session shares.
 
-Framing rules (wire-formats reference §A.0, seed 002 §7):
-
-* split on ``\\n`` only (never on U+2028, U+2029 or U+0085, which are legal
-  inside JSON strings; ``str.splitlines`` would break such records);
-* strip exactly one trailing ``\\r`` (CRLF producers such as OpenCode on
-  Windows);
-* bytes may arrive in any split, including inside a UTF-8 sequence: lines are
-  decoded only once complete, so the split never matters;
-* a final line without ``\\n`` is flushed by :meth:`LineDecoder.finish`;
-* a line longer than ``max_line_bytes`` is never buffered whole: the decoder
-  keeps its first ``head_bytes`` and counts the rest, then reports an
-  :class:`OversizeLine` with the true byte count (rule STREAM-FRAME-OVERSIZE).
-
-Undecodable bytes become U+FFFD; the decoder never raises on input.
-
-:func:`loads_json` is the one JSON reader behind it: as strict as JavaScript's
-``JSON.parse`` (``NaN``/``Infinity`` rejected) and, unlike ``json.loads``, it
-never returns a string that cannot be encoded: a lone surrogate escape
-(``"\\ud800"``, legal JSON that no UTF-8 output can hold) becomes U+FFFD, in
-values and keys alike, so no event, frame or id built from wire text can make
-an output writer raise (rule ROBUST-SURROGATE-001).
+Rules: ROBUST-SURROGATE-001.
+Design: docs/design/streams.md#harness.streams.decoder
 """
 
 from __future__ import annotations

@@ -1,27 +1,7 @@
 """``json-event-stream``: one JSONL parser, five dialects (seed 002 §7.3).
 
-The common part is only framing, ``json.loads`` and dispatch by dialect
-(``kind``): the shared :class:`~harness.streams.base.JsonlStreamParser` does
-the first two, and :class:`JsonEventStreamParser` hands each decoded object to
-the handler of its dialect. A handler returns whether it claimed the object; a
-line nobody claims becomes ``raw``, never a silence (JSONEV-RAW-001,
-seed 002 §7.3: 全部不认就发 raw——永不静默丢弃).
-
-Dialects (``event_parser``), each one handler module:
-
-* ``codex`` -- :class:`harness.streams.codex_items.CodexEventMapper` (seed 000 §5.3, ref §2.2)
-* ``cursor-agent`` -- :class:`harness.streams.cursor.CursorHandler` (seed 000 §5.5, ref §2.2)
-* ``opencode`` -- :class:`harness.streams.opencode.OpenCodeHandler` (seed 000 §5.6, ref §2.2)
-* ``gemini`` -- :class:`harness.streams.gemini.GeminiHandler` (ref §2.2)
-* ``kimi`` -- :class:`harness.streams.kimi.KimiHandler` (ref §2.2)
-
-Shared helpers (``safe_parse_json``, ``stringify_content``,
-``extract_error_message``, usage key normalization) live in the private
-module :mod:`harness.streams._jsonev` and are re-exported here.
-
-Rules: JSONEV-RAW-001, JSONEV-DIALECT-001, JSONEV-CHUNK-001,
-JSONEV-ROBUST-001, JSONEV-ERRMSG-001 (the dialect rules are listed in each
-dialect module).
+Rules: JSONEV-CHUNK-001, JSONEV-ERRMSG-001, JSONEV-ROBUST-001.
+Design: docs/design/streams.md#harness.streams.json_events
 """
 
 from __future__ import annotations

@@ -5,38 +5,8 @@ grok-build, qwen); seed 000 §5.13 and ref §2.5 describe the only structure
 their output has: Anthropic-style ``<artifact>`` blocks, extracted when the
 run completes.
 
-* **Text** (PLAIN-TEXT-001, PLAIN-TEXT-BOUND-001). Text is delivered as it
-  arrives, as :class:`~harness.events.TextDelta` events, and never held: a
-  delta carries the text of at most :data:`TEXT_PIECE_BYTES` of stdout, cut
-  at fixed stdout offsets (multiples of that size), so a 200 MB line costs no
-  more memory than a short one. Bytes are decoded with one incremental UTF-8
-  decoder (``errors="replace"``), so a multi-byte character split across
-  reads is held until complete and never becomes U+FFFD. Read boundaries
-  differ from run to run and split deltas further; the invariant is that the
-  *concatenated* text is identical for any chunking. (Upstream forwards plain
-  stdout on a separate ``stdout`` channel rather than as ``text_delta``, ref
-  §1.2; here every format shares one vocabulary.)
-* **Artifacts** (PLAIN-ARTIFACT-EVENT-001). :meth:`PlainStreamParser.finish`
-  runs :func:`harness.streams.artifact_text.extract_artifacts` over the stdout text and
-  emits one :class:`~harness.events.Artifact` per block (name, identifier,
-  artifact type). The parser stays sans-IO: writing the files is
-  :func:`harness.artifacts.write_artifacts`, which the runner calls. Pass the
-  project's current file names as ``existing_names`` so collisions get
-  ``-2``, ``-3`` … (PLAIN-ARTIFACT-COLLIDE-001). If every suffix of a name is
-  taken, the artifacts named before it are still emitted, followed by an
-  ``error`` event with code ``ARTIFACT_NAME_EXHAUSTED``; ``finish`` never
-  raises.
-* **Bounded hold** (PLAIN-ARTIFACT-BOUND-001). Extraction needs the text, but
-  not all of it: a prefix that ends with an empty line outside a code fence
-  and holds no ``<artifact`` cannot change what is extracted after it (the
-  markdown context restarts there and no block can begin in it), so it is
-  dropped. This is checked once per MiB of stdout, at fixed offsets. If more
-  than ``artifact_text_limit`` characters would still have to be held, the
-  parser stops holding text; should an ``<artifact`` appear in what it could
-  not hold, :meth:`finish` reports an ``error`` event with code
-  ``ARTIFACT_TEXT_LIMIT`` instead of extracting from a part of the output.
-
-Neither method raises on any input (PLAIN-ROBUST-001).
+Rules: PLAIN-ARTIFACT-COLLIDE-001, PLAIN-ROBUST-001.
+Design: docs/design/streams.md#harness.streams.plain
 """
 
 from __future__ import annotations

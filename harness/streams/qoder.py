@@ -1,37 +1,6 @@
 """``qoder-stream-json``: Qoder CLI's ``-p --output-format stream-json`` JSONL.
 
-Seed 000 §5.8: records such as ``system/init``, ``assistant`` and ``result``;
-the parser "maps assistant content blocks to text deltas, maps assistant
-errors without text to typed error events, and preserves result usage, model
-usage, cost, duration, stop reason, and unknown records as raw events".
-ref §2.4 gives the field-level rules; the newer upstream generation (used
-here) also reports a failed ``result`` as an ``error``.
-
-============================================  ====================================
-wire                                          events
-============================================  ====================================
-``system/init{model, session_id,              ``status{label: initializing, model,
-qodercli_version}``                           session_id, cli_version}``
-``assistant{message:{content:[…]}, error?}``  per block: ``text_delta`` (any block
-                                              with a non-empty ``text`` string), or
-                                              ``thinking_start`` (once per run) +
-                                              ``thinking_delta``; a string
-                                              ``content`` when no block had text;
-                                              ``error`` if ``error`` is set and no
-                                              text was emitted
-``result{usage, modelUsage, total_cost_usd,   ``usage{…, is_error}``, then
-duration_ms, stop_reason, is_error}``         ``error`` when ``is_error``
-anything else                                 ``raw{line}``
-============================================  ====================================
-
-Truthiness follows JavaScript, as upstream's checks do: ``error: {}`` and
-``error: []`` are set, ``error: ""`` and ``is_error: 0`` are not.
-
-A record that yields no event at all (an ``assistant`` message holding only
-``tool_use`` blocks, say) is ``raw`` too: upstream drops it, design principle 3
-keeps it (QODER-RAW-001). A field our vocabulary types as a string or number
-is left out when the wire holds another JSON type (upstream passes the value
-through untyped).
+Design: docs/design/streams.md#harness.streams.qoder
 """
 
 from __future__ import annotations
