@@ -189,27 +189,36 @@ def _attention_lines(head: Cell, rest: list[Cell], paint: _Painter, *, width: in
 
 
 def _skipped_lines(verdict: Verdict, *, width: int, max_items: int) -> list[str]:
-    """Every skipped rule with its reason (one line per rule and reason; the defs it
-    holds for in brackets when the run judged several)."""
-    by_reason: dict[tuple[str, str], list[str]] = {}
+    """Every skipped rule with why: with one def, each rule and its reason; with several,
+    each rule once, with how many defs skip it, its most common reason and those defs."""
+    by_rule: dict[str, dict[str, list[str]]] = {}
     for cell in verdict.cells:
         if cell.disposition is Disposition.SKIPPED:
-            by_reason.setdefault((cell.rule_id, _reason(cell)), []).append(cell.def_id)
-    if not by_reason:
+            why = _reason(cell)
+            while why.startswith("not applicable: "):  # a check may have said it already
+                why = why.removeprefix("not applicable: ")
+            by_rule.setdefault(cell.rule_id, {}).setdefault(why, []).append(cell.def_id)
+    if not by_rule:
         return []
-    count = sum(len(d) for d in by_reason.values())
+    count = sum(len(d) for reasons in by_rule.values() for d in reasons.values())
     out = ["", f"Skipped ({count} cell{'' if count == 1 else 's'}):"]
-    rule_w = max(len(rule) for rule, _ in by_reason)
-    several = len(verdict.defs) > 1
-    items = sorted(by_reason.items())
-    for (rule, reason), defs in items[:max_items]:
+    rule_w = max(len(rule) for rule in by_rule)
+    rows: list[tuple[str, str]] = []
+    for rule, reasons in sorted(by_rule.items()):
+        if len(verdict.defs) == 1:
+            rows += [(rule, why) for why in reasons]
+            continue
+        ranked = sorted(reasons.items(), key=lambda item: -len(item[1]))
+        defs = [d for _, ds in ranked for d in ds]
+        text = f"{len(defs)} def{'' if len(defs) == 1 else 's'}: {ranked[0][0]}"
+        if len(ranked) > 1:
+            text += f" (+{len(ranked) - 1} other reason{'' if len(ranked) == 2 else 's'})"
+        rows.append((rule, f"{text} [{', '.join(defs)}]"))
+    for rule, text in rows[:max_items]:
         lead = f"  {SYMBOLS[Disposition.SKIPPED]} {rule.ljust(rule_w)}  "
-        text = reason.removeprefix("not applicable: ")
-        if several:
-            text += f" [{_clip(', '.join(defs), 40)}]"
         out.append(lead + _clip(text, width - len(lead)))
-    if len(items) > max_items:
-        out.append(f"  … and {len(items) - max_items} more (see the JSON or HTML report)")
+    if len(rows) > max_items:
+        out.append(f"  … and {len(rows) - max_items} more (see the JSON or HTML report)")
     return out
 
 

@@ -447,6 +447,7 @@ def test_terminal_shows_the_cause_inline_and_groups_its_symptoms() -> None:
             _argv_failure("DEMO-USAGE-001", "the run published no usage event"),
             outcome("beta-cli", "DEMO-STREAM-001", "fail"),
             outcome("alpha", "DEMO-MCP-001", "skipped", reason="not applicable: no MCP here"),
+            outcome("beta-cli", "DEMO-MCP-001", "skipped", reason="not applicable: MCP off"),
         ]
     )
     text = terminal.render(verdict, META, width=80)
@@ -464,8 +465,13 @@ def test_terminal_shows_the_cause_inline_and_groups_its_symptoms() -> None:
     assert "  ✗ FAIL  beta-cli  DEMO-STREAM-001 (mandatory)" in lines  # no stderr: alone
     assert text.count("CLI stderr:") == 1
     (skip,) = [line for line in lines if "DEMO-MCP-001" in line]
-    assert skip.split()[1:] == ["DEMO-MCP-001", "no", "MCP", "here", "[alpha]"]
-    assert "Skipped (1 cell):" in lines
+    assert skip.split()[1:] == [
+        *("DEMO-MCP-001", "2", "defs:", "no", "MCP", "here", "(+1", "other", "reason)"),
+        *("[alpha,", "beta-cli]"),
+    ]
+    assert "Skipped (2 cells):" in lines
+    one = verdict_of([outcome("alpha", "DEMO-MCP-001", "skipped", reason="not applicable: off")])
+    assert "  – DEMO-MCP-001  off" in terminal.render(one, META).splitlines()
 
 
 @pytest.mark.rule("CONFORM-EVIDENCE-001")
