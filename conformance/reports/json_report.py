@@ -122,10 +122,8 @@ def _dumps(value: Any) -> str:
 
 
 def render(verdict: Verdict, meta: ReportMeta) -> str:
-    """:func:`build` as compact JSON, one cell per line (greppable, diffable)."""
+    """:func:`build` as compact JSON, the cells last, one per line (greppable, diffable)."""
     report = build(verdict, meta)
     cells = report.pop("cells")
-    head = _dumps({**report, "cells": []})
-    assert head.count('"cells":[]') == 1
     body = ",\n".join(_dumps(c) for c in cells)
-    return head.replace('"cells":[]', f'"cells":[\n{body}\n]', 1) + "\n"
+    return _dumps(report)[:-1] + f',"cells":[\n{body}\n]}}\n'
