@@ -280,25 +280,62 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
 
     ``expect_agent`` (the file name stem) must equal ``agent`` when given.
     """
-    errors = sorted(_validator().iter_errors(raw), key=lambda e: list(e.absolute_path))
-    if errors:
-        # The deepest error of the first path names the field most precisely.
-        first = max(
-            (e for e in errors if list(e.absolute_path) == list(errors[0].absolute_path)),
-            key=lambda e: len(list(e.absolute_path)),
-        )
-        best = jsonschema.exceptions.best_match([first]) if first.context else first
-        raise RecipeError(path, _json_path(best.absolute_path), best.message)
+    _check_schema(raw, path)
     assert isinstance(raw, dict)
     agent = str(raw["agent"])
     if expect_agent is not None and agent != expect_agent:
         raise RecipeError(path, "agent", f"is {agent!r} but the file is named {expect_agent!r}")
+    _check_placeholders(raw, path)
+    # Checked in this order, so the first problem reported stays the same.
+    files = _files(raw.get("files", ()), path)
+    transports = _transports(raw.get("transports", ()), path)
+    cases = _cases(raw.get("scenarios", ()), transports, path)
+    volatile = _volatile(raw.get("volatile_text", ()), path)
+    package = _package(raw.get("package"), path)
+    telemetry = raw.get("telemetry", {})
+    isolation = raw.get("isolation", {})
+    return Recipe(
+        agent=agent,
+        path=path,
+        description=str(raw.get("description", "")),
+        source=str(raw.get("source", "")),
+        skip_reason=str(raw["skip"]["reason"]) if "skip" in raw else None,
+        package=package,
+        provider=raw.get("provider"),
+        model=raw.get("model"),
+        fake_key=str(raw.get("fake_key", DEFAULT_FAKE_KEY)),
+        options=dict(raw.get("options", {})),
+        env=dict(raw.get("env", {})),
+        files=files,
+        argv=_argv(raw.get("argv")),
+        telemetry_env=dict(telemetry.get("env", {})),
+        telemetry_args=tuple(telemetry.get("args", ())),
+        isolate_tmpdir=bool(isolation.get("tmpdir", True)),
+        isolate_pwd=bool(isolation.get("pwd", True)),
+        timeout_s=float(raw.get("timeout_s", DEFAULT_TIMEOUT_S)),
+        transports=transports,
+        scenarios=cases,
+        volatile_text=volatile,
+    )
 
-    # Placeholders: only the known names.
-    for where, text in _strings(
-        {k: raw[k] for k in ("env", "files", "argv", "telemetry", "transports") if k in raw},
-        "",
-    ):
+
+def _check_schema(raw: Any, path: str) -> None:
+    """The recipe schema, reported at the deepest error of the first failing path."""
+    errors = sorted(_validator().iter_errors(raw), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    first = max(
+        (e for e in errors if list(e.absolute_path) == list(errors[0].absolute_path)),
+        key=lambda e: len(list(e.absolute_path)),
+    )
+    best = jsonschema.exceptions.best_match([first]) if first.context else first
+    raise RecipeError(path, _json_path(best.absolute_path), best.message)
+
+
+def _check_placeholders(raw: Mapping[str, Any], path: str) -> None:
+    """Env values, files, argv, telemetry and transports use only the known placeholders."""
+    fields = ("env", "files", "argv", "telemetry", "transports")
+    for where, text in _strings({k: raw[k] for k in fields if k in raw}, ""):
         for name in placeholders_in(text):
             if name not in PLACEHOLDERS:
                 known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
@@ -306,29 +343,43 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
                     path, where.lstrip("."), f"unknown placeholder {{{name}}} (known: {known})"
                 )
 
-    files: list[FileSpec] = []
-    seen_paths: set[str] = set()
-    for i, f in enumerate(raw.get("files", ())):
-        rel = str(f["path"])
-        pure = PurePosixPath(rel.replace("\\", "/"))
-        if pure.is_absolute() or rel.startswith(("~", "/")) or re.match(r"^[A-Za-z]:", rel):
-            raise RecipeError(path, f"files[{i}].path", f"{rel!r} must be relative to HOME")
-        if ".." in pure.parts:
-            raise RecipeError(path, f"files[{i}].path", f"{rel!r} must not contain '..'")
-        norm = pure.as_posix()
-        if norm in seen_paths:
-            raise RecipeError(path, f"files[{i}].path", f"{rel!r} is listed twice")
-        seen_paths.add(norm)
-        mode = int(str(f["mode"]), 8) if "mode" in f else None
-        if "npm_pack" in f:
-            files.append(FileSpec(norm, None, None, False, mode, npm_pack=str(f["npm_pack"])))
-        elif "json" in f:
-            files.append(FileSpec(norm, None, f["json"], True, mode))
-        else:
-            files.append(FileSpec(norm, str(f["content"]), None, False, mode))
 
+def _files(raw: Any, path: str) -> tuple[FileSpec, ...]:
+    """Files to write under HOME: relative paths without ``..``, each listed once."""
+    files: list[FileSpec] = []
+    seen: set[str] = set()
+    for i, f in enumerate(raw):
+        norm = _home_relative(str(f["path"]), path, f"files[{i}].path")
+        if norm in seen:
+            raise RecipeError(path, f"files[{i}].path", f"{f['path']!r} is listed twice")
+        seen.add(norm)
+        files.append(_file(norm, f))
+    return tuple(files)
+
+
+def _home_relative(rel: str, path: str, where: str) -> str:
+    """``rel`` as a POSIX path relative to HOME, or a :class:`RecipeError` at ``where``."""
+    pure = PurePosixPath(rel.replace("\\", "/"))
+    if pure.is_absolute() or rel.startswith(("~", "/")) or re.match(r"^[A-Za-z]:", rel):
+        raise RecipeError(path, where, f"{rel!r} must be relative to HOME")
+    if ".." in pure.parts:
+        raise RecipeError(path, where, f"{rel!r} must not contain '..'")
+    return pure.as_posix()
+
+
+def _file(norm: str, f: Mapping[str, Any]) -> FileSpec:
+    mode = int(str(f["mode"]), 8) if "mode" in f else None
+    if "npm_pack" in f:
+        return FileSpec(norm, None, None, False, mode, npm_pack=str(f["npm_pack"]))
+    if "json" in f:
+        return FileSpec(norm, None, f["json"], True, mode)
+    return FileSpec(norm, str(f["content"]), None, False, mode)
+
+
+def _transports(raw: Any, path: str) -> tuple[TransportSpec, ...]:
+    """The recipe's transports (a name, or a name with argv and env), each listed once."""
     transports: list[TransportSpec] = []
-    for i, t in enumerate(raw.get("transports", ())):
+    for i, t in enumerate(raw):
         spec = (
             TransportSpec(t)
             if isinstance(t, str)
@@ -337,25 +388,33 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
         if any(s.name == spec.name for s in transports):
             raise RecipeError(path, f"transports[{i}]", f"transport {spec.name!r} listed twice")
         transports.append(spec)
-    transport_names = {t.name for t in transports}
+    return tuple(transports)
 
+
+def _case(s: Any) -> ScenarioCase:
+    """One ``scenarios`` entry: a scenario name, or an object with its options."""
+    if isinstance(s, str):
+        return ScenarioCase(id=s, scenario=s)
+    turns = int(s.get("turns", 1))
+    name = str(s["scenario"])
+    return ScenarioCase(
+        id=str(s.get("id", name if turns == 1 else f"{name}-resume")),
+        scenario=name,
+        turns=turns,
+        transports=tuple(s.get("transports", ())),
+        timeout_s=float(s["timeout_s"]) if "timeout_s" in s else None,
+        cancel_after_ms=int(s["cancel_after_ms"]) if "cancel_after_ms" in s else None,
+        note=str(s.get("note", "")),
+    )
+
+
+def _cases(raw: Any, transports: tuple[TransportSpec, ...], path: str) -> tuple[ScenarioCase, ...]:
+    """The cases: known scenario files, unique ids, transports the recipe lists."""
     cases: list[ScenarioCase] = []
     known_scenarios = {p.stem for p in _scenario_dir().glob("*.json")}
-    for i, s in enumerate(raw.get("scenarios", ())):
-        if isinstance(s, str):
-            case = ScenarioCase(id=s, scenario=s)
-        else:
-            turns = int(s.get("turns", 1))
-            name = str(s["scenario"])
-            case = ScenarioCase(
-                id=str(s.get("id", name if turns == 1 else f"{name}-resume")),
-                scenario=name,
-                turns=turns,
-                transports=tuple(s.get("transports", ())),
-                timeout_s=float(s["timeout_s"]) if "timeout_s" in s else None,
-                cancel_after_ms=int(s["cancel_after_ms"]) if "cancel_after_ms" in s else None,
-                note=str(s.get("note", "")),
-            )
+    transport_names = {t.name for t in transports}
+    for i, s in enumerate(raw):
+        case = _case(s)
         if case.scenario not in known_scenarios:
             raise RecipeError(
                 path,
@@ -372,9 +431,13 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
                     f"{name!r} is not one of the recipe's transports {sorted(transport_names)}",
                 )
         cases.append(case)
+    return tuple(cases)
 
+
+def _volatile(raw: Any, path: str) -> tuple[VolatileText, ...]:
+    """``volatile_text`` entries, each pattern a valid regular expression."""
     volatile: list[VolatileText] = []
-    for i, v in enumerate(raw.get("volatile_text", ())):
+    for i, v in enumerate(raw):
         try:
             compiled = re.compile(str(v["pattern"]))
         except re.error as exc:
@@ -382,46 +445,22 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
                 path, f"volatile_text[{i}].pattern", f"not a regular expression: {exc}"
             ) from exc
         volatile.append(VolatileText(compiled, str(v["as"]), str(v["why"])))
+    return tuple(volatile)
 
-    telemetry = raw.get("telemetry", {})
-    isolation = raw.get("isolation", {})
-    package = raw.get("package")
-    if package:
-        _check_pythons(package, path)
-    return Recipe(
-        agent=agent,
-        path=path,
-        description=str(raw.get("description", "")),
-        source=str(raw.get("source", "")),
-        skip_reason=str(raw["skip"]["reason"]) if "skip" in raw else None,
-        package=(
-            PackageSpec(
-                manager=str(package["manager"]),
-                name=str(package["name"]),
-                version=str(package["version"]),
-                bin=str(package["bin"]),
-                bin_path=package.get("bin_path"),
-                python=package.get("python"),
-                pythons=tuple(package.get("pythons", ())),
-            )
-            if package
-            else None
-        ),
-        provider=raw.get("provider"),
-        model=raw.get("model"),
-        fake_key=str(raw.get("fake_key", DEFAULT_FAKE_KEY)),
-        options=dict(raw.get("options", {})),
-        env=dict(raw.get("env", {})),
-        files=tuple(files),
-        argv=_argv(raw.get("argv")),
-        telemetry_env=dict(telemetry.get("env", {})),
-        telemetry_args=tuple(telemetry.get("args", ())),
-        isolate_tmpdir=bool(isolation.get("tmpdir", True)),
-        isolate_pwd=bool(isolation.get("pwd", True)),
-        timeout_s=float(raw.get("timeout_s", DEFAULT_TIMEOUT_S)),
-        transports=tuple(transports),
-        scenarios=tuple(cases),
-        volatile_text=tuple(volatile),
+
+def _package(package: Any, path: str) -> PackageSpec | None:
+    """The package that installs the CLI, if the recipe names one."""
+    if not package:
+        return None
+    _check_pythons(package, path)
+    return PackageSpec(
+        manager=str(package["manager"]),
+        name=str(package["name"]),
+        version=str(package["version"]),
+        bin=str(package["bin"]),
+        bin_path=package.get("bin_path"),
+        python=package.get("python"),
+        pythons=tuple(package.get("pythons", ())),
     )
 
 
