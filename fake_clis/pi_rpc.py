@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from fake_clis import ids
-from fake_clis.acp import AnyFlag
 from fake_clis.argv import Grammar
 from fake_clis.base import CliSpec, FakeRun, escape_lone_surrogates
+from fake_clis.goflag import AnyFlag
 from fake_clis.scenario import Step
 
 __all__ = ["PI_VERSION", "PRIME_VERSION", "SPECS", "PiArgs", "parse_pi_args"]

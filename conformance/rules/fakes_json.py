@@ -1,4 +1,4 @@
-"""Rules of the ``json-event-stream`` fake CLIs (``fake_clis/json_events.py``).
+"""Rules of the ``json-event-stream`` fake CLIs (``fake_clis/json_events/``).
 
 The fakes stand in for codex (``exec --json``), cursor-agent, opencode, byok-opencode,
 mimo and gemini (design §Fake CLIs: real processes, strict argv, scenario-driven). Each

@@ -1,5 +1,5 @@
 """Rules the two-way protocol fakes keep: the ACP agents (amr, devin, hermes, kimi,
-kiro, kilo, reasonix, trae-cli, vibe) and pi / prime-agent (``fake_clis/acp.py``,
+kiro, kilo, reasonix, trae-cli, vibe) and pi / prime-agent (``fake_clis/acp/``,
 ``fake_clis/pi_rpc.py``).
 
 A two-way fake is the agent side of the protocol. It is only useful if it tells the truth:

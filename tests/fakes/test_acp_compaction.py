@@ -536,7 +536,7 @@ def test_pid_liveness_sees_this_process_and_not_a_reaped_one() -> None:
     import subprocess
     import sys
 
-    from fake_clis.acp import _pid_alive
+    from fake_clis.acp.server import _pid_alive
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait(timeout=30)
@@ -550,7 +550,7 @@ def test_pid_liveness_counts_an_unreaped_exited_process_as_gone() -> None:
     import subprocess
     import sys
 
-    from fake_clis.acp import _pid_alive
+    from fake_clis.acp.server import _pid_alive
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     # Wait for the exit but leave the child unreaped (a zombie) until the end.

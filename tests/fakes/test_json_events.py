@@ -1,4 +1,4 @@
-"""The json-event-stream fakes (``fake_clis/json_events.py``) run as real processes.
+"""The json-event-stream fakes (``fake_clis/json_events/``) run as real processes.
 
 Each test starts ``python -m fake_clis AGENT ...`` in a temporary cwd with a temporary
 HOME, feeds its stdout to the engine's own parser for that def (``create_parser`` with
