@@ -1,14 +1,7 @@
 """Fake ACP agents: the ``acp-json-rpc`` emulators (amr, devin, hermes, kimi, kiro, kilo,
 reasonix, trae-cli, vibe).
 
-Each fake is the *agent* side of the Agent Client Protocol: newline-delimited JSON-RPC 2.0 on
-stdin/stdout (wire §A.0, §A.1). Every frame it writes is shaped after the vendored ACP v1
-schema (``harness/schemas/acp/v1/schema.json``); the tests validate each one.
-
-Modules: :mod:`.server` (the JSON-RPC loop and what each method answers),
-:mod:`.render` (a turn's updates), :mod:`.channel` (stdin), :mod:`.wire` (shared state),
-:mod:`.agent` and :mod:`.agents` (the agents and their differences), :mod:`.grammars`
-(argv per CLI) and :mod:`fake_clis.goflag` (Go's flag rules).
+Design: docs/design/fakes.md#fake_clis.acp
 """
 
 from __future__ import annotations

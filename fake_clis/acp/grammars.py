@@ -1,28 +1,6 @@
 """The argv grammar of each ACP agent's CLI.
 
-Argument parsers (design principle 7: an unknown flag or a flag in the wrong mode exits
-non-zero in the real CLI's own words). Decisions, per CLI:
-
-=========  ======================================  ==========  ===============================
-agent      argv (the def's build_args)             parser      why
-=========  ======================================  ==========  ===============================
-amr        ``vela agent run --runtime opencode``   commander   a Node CLI (assumed)
-devin      ``devin --permission-mode dangerous     commander   brief; commander also accepts
-           --respect-workspace-trust false acp``               program options after ``acp``
-hermes     ``hermes acp --accept-hooks``           argparse    hermes-agent is a Python venv
-kimi       ``kimi acp``                            argparse    Python (brief)
-kiro       ``kiro-cli acp``                        clap        kiro-cli is a Rust binary
-kilo       ``kilo acp``                            yargs       an opencode fork (brief)
-reasonix   ``reasonix acp``                        Go flag     ``internal/cli/acp.go``
-trae-cli   ``traecli acp serve --yolo``            commander   brief
-vibe       ``vibe-acp``                            argparse    mistral-vibe is Python (brief)
-=========  ======================================  ==========  ===============================
-
-``fake_clis.argv`` has no Go ``flag`` style, so reasonix's ``acp`` flags are parsed here with
-Go's rules and messages (``flag provided but not defined: -x``, exit 2); the shared parser only
-routes the subcommand (:class:`AnyFlag`), and so still refuses a ``--name=value`` spelling, which
-Go would accept (no def emits one). Each fake serves ACP only: the other modes of these CLIs (kimi
-``--print``, kilo ``run``, an interactive TUI) exit 2 with a message naming the fake's limit.
+Design: docs/design/fakes.md#fake_clis.acp.grammars
 """
 
 from __future__ import annotations

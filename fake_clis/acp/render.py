@@ -1,36 +1,6 @@
 """A prompt's scenario steps as ``session/update`` notifications.
 
-* **A turn** (wire §A.1.3): ``session/prompt`` streams ``agent_thought_chunk`` /
-  ``agent_message_chunk`` (one per scenario chunk) and ``tool_call`` (``pending``, ``rawInput``,
-  ``locations``) then ``tool_call_update`` (``in_progress``, then ``completed``/``failed`` with
-  ``content`` and ``rawOutput``), and ends with the prompt response ``{stopReason, usage}``
-  (``usage`` is the unstable schema's ``PromptResponse.usage``; a ``usage_update`` carries the
-  context size). Kiro also sends its ``turn_end`` session update first (ref §2.6 step 5,
-  ``acpTurnEndCompletesPrompt``): the one frame outside the vendored schema, on purpose.
-* **Permission** (wire §A.1.2 ``session/request_permission``): before a write the agent asks
-  with options of kinds ``allow_once`` / ``allow_always`` / ``reject_once`` (ids per agent, see
-  "Tool shapes per agent") and waits for the client:
-  ``selected`` allow -> the file is written and the tool completes; ``reject_once`` or
-  ``cancelled`` -> the tool fails and nothing is written. Agents started with an
-  auto-approving posture do not ask: devin ``--permission-mode dangerous`` and trae ``--yolo``
-  (seed 000 §5.4, §5.9, §10), hermes/kimi ``--yolo``, kiro ``--trust-all-tools``, and kilo,
-  whose edits are allowed by default (real-clis second batch: "no permission request").
-* **API errors per agent** (live differential): kimi 1.51.0 ends such a prompt with
-  ``end_turn`` and no message; hermes 0.19.0 with the error as an agent message.
-* **Tool inputs per agent** (live differential): kilo's and vibe's write ``rawInput`` names
-  the path ``filePath``; vibe's shell ``rawInput`` has no ``cwd``; kilo lists the cwd in a
-  shell call's ``locations``.
-* **Tool shapes per agent** (live differential): kimi 1.51.0 (recordings/real/kimi/happy,
-  shell) sends ``tool_call`` ``in_progress`` titled ``WriteFile`` / ``Shell`` with no ``kind``
-  and no ``rawInput``, then an update titled ``WriteFile: <path>`` / ``Shell: <command>`` with
-  the arguments as JSON text, asks for writes *and* shell commands (options ``approve`` /
-  ``approve_for_session`` / ``reject``) and completes with the diff or the output. hermes
-  0.19.0 (recordings/real/hermes/happy) sends a write as one ``tool_call`` (``tc-<hex>``,
-  ``write: <path>``, kind ``edit``, no ``rawInput``), asks about ``edit-approval-<n>`` (options
-  ``allow_once`` / ``deny``) and sends no update after an approved write; a ``terminal``
-  call (recordings/real/hermes/shell) is one ``tool_call`` (``terminal: <command>``, kind
-  ``execute``, no ``rawInput``) and one ``completed`` update listing output and exit code;
-  the text of a model message after a tool starts with a blank line.
+Design: docs/design/fakes.md#fake_clis.acp.render
 """
 
 from __future__ import annotations

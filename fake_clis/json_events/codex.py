@@ -1,22 +1,6 @@
 """Fake Codex ``exec --json`` (``json-event-stream``, codex dialect).
 
-**codex** (seed 000 §5.3, seed 002 §4.2, wire §A.3.1, real-clis §2 codex 0.171.0).
-Rust/clap argv: an unknown argument is ``error: unexpected argument '-C' found``, exit 2.
-``codex exec --json --skip-git-repo-check [--sandbox S] [-c k=v]... [-C dir] [--add-dir d]...
-[--model M] [--disable plugins]`` with the prompt on stdin (stderr says ``Reading prompt
-from stdin...``); ``codex exec resume --json ... <thread_id> [-]`` continues a thread and
-*rejects* ``--sandbox``, ``-C`` and ``--add-dir`` (seed 002 §4.2), so the policy comes from
-``-c sandbox_mode="..."``. Frames: ``thread.started{thread_id}``, ``turn.started``,
-``item.started`` / ``item.completed`` (``agent_message`` and ``reasoning`` only completed:
-there are **no text deltas in exec mode**; ``command_execution`` started then completed
-with ``aggregated_output`` / ``exit_code`` / ``status``; ``file_change`` only completed,
-wire §A.3.1), ``turn.completed{usage}``; a failed model call is ``error`` + ``turn.failed``
-and exit 1. The default sandbox is read-only and rejects a patch (real-clis §1 codex), so a
-write happens only under ``workspace-write`` / ``danger-full-access``. An unknown model slug
-adds an ``item.completed{type:"error"}`` "Model metadata ... not found" notice (real-clis §1).
-``codex app-server`` is accepted here and handed to :mod:`fake_clis.codex_app_server`.
-
-Not emulated: codex's human (non ``--json``) progress output beyond the final message.
+Design: docs/design/fakes.md#fake_clis.json_events.codex
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """What the ``json-event-stream`` fakes share: frame helpers, faults, sessions, the
 emulator base class.
 
-Faults common to every family: ``malformed`` writes the first half of a real frame as a
-line, ``oversize`` one real frame padded to exactly ``bytes`` bytes, ``crash`` with
-``mid_line`` half a frame without newline then exits, ``foreign`` a frame that carries
-another session's id (codex: a ``collab_tool_call`` item of another thread, which no
-parser claims). Wording the reference does not record (cursor's unknown ``--resume`` id,
-opencode's unknown ``-s`` id and invalid config text, gemini's bad ``--resume``) is the
-fake's own, close to what those CLIs print; tests assert exit codes and ids, not wording.
+Design: docs/design/fakes.md#fake_clis.json_events.common
 """
 
 from __future__ import annotations

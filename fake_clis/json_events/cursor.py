@@ -1,18 +1,6 @@
 """Fake Cursor Agent (``json-event-stream``, cursor dialect).
 
-**cursor-agent** (seed 000 §5.5, wire §A.5 Cursor, ref §2.2 cursor-agent). Node/commander
-argv (``error: unknown option '--x'``, exit 1). ``--print --output-format stream-json
---stream-partial-output --force [--trust] [--workspace d] [--model M] [--resume id]``,
-prompt on stdin. Frames: ``system/init``, the ``user`` echo, ``thinking`` ``delta`` /
-``completed``, incremental ``assistant`` deltas carrying ``timestamp_ms``, then the whole
-assistant message again: before tool calls it carries the model call's ``model_call_id``
-(and ``timestamp_ms``), the final one neither (ref §2.2 replay; the lifecycle as community
-parsers record it); ``tool_call`` ``started`` / ``completed`` with the ``model_call_id``;
-``result`` with ``duration_ms`` and ``usage``. On failure the stream ends without
-``result`` and the error goes to stderr (wire §A.5). Without ``--print`` it is an Ink TUI
-that needs a TTY.
-
-Not emulated: cursor's permission prompts without ``--force``.
+Design: docs/design/fakes.md#fake_clis.json_events.cursor
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """Fake Gemini CLI (``json-event-stream``, gemini dialect).
 
-**gemini** (retired def; wire §A.5 Gemini, real-clis §2 gemini 0.61.0). yargs argv.
-``--output-format stream-json --yolo [--model M]``, prompt on stdin: ``init{session_id,
-model}``, ``message`` user, ``message`` assistant ``delta:true`` per chunk, ``tool_use``,
-``tool_result``, ``result{status, stats}``; an API error is ``result{status:"error",
-error}``. The brief fixes the error exit code at 1 (gemini 0.61.0 was seen exiting 144).
-
-Not emulated: gemini's trust downgrade of ``--yolo``.
+Design: docs/design/fakes.md#fake_clis.json_events.gemini
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """Fake OpenCode, BYOK OpenCode and MiMo (``json-event-stream``, opencode dialect).
 
-**opencode / byok-opencode / mimo** (seed 000 §5.2 / §5.6, seed 002 §8.1, wire §A.5 OpenCode,
-real-clis §2 opencode 1.18.33). Node/yargs argv (``Unknown argument: x``, exit 1).
-``run --format json [--dangerously-skip-permissions|--auto] [--dir d] [-s id] [-m M]``,
-prompt on stdin. Every line is ``{type, timestamp, sessionID, part}``: ``step_start``,
-``text`` (whole parts, never token deltas), ``tool_use`` (one finished part per tool),
-``step_finish{part{reason, cost, tokens}}``, ``error{error:{name:"APIError", data}}``; exit
-1 on the error scenario (real-clis §1). ``reasoning`` parts only with ``--thinking``.
-``OPENCODE_CONFIG_CONTENT`` (MiMo: ``MIMOCODE_CONFIG_CONTENT``, seed 002 §8.1) must be JSON.
+Design: docs/design/fakes.md#fake_clis.json_events.opencode
 """
 
 from __future__ import annotations
