@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conformance import conform
-from conformance.checks import all_checks, evaluate_run
-from conformance.checks.runs import RunObservation
+from conformance.checks import all_checks
+from conformance.checks.runs import RunObservation, evaluate_run
 from conformance.rules import all_rules
 from conformance.verdicts import Status
 from fake_clis.scenario import list_scenarios
