@@ -87,17 +87,19 @@ class LadderWatch:
             steps.append(NotedStep(StepKind.GRACE, grace))
         if state.stdin_closed and not last.stdin_closed:
             steps.append(NotedStep(StepKind.STDIN_CLOSE, {}))
-        if state.terminated_at is not None and last.terminated_at is None:
+        # A new time is a new step (a process that continued a run starts from the last
+        # process's values, which the first look takes in).
+        if state.terminated_at is not None and state.terminated_at != last.terminated_at:
             detail = {"signal": self._graceful, "grace_ms": self._grace_ms}
             steps.append(NotedStep(StepKind.TERMINATE, detail, state.terminated_at))
-        if state.killed_at is not None and last.killed_at is None:
+        if state.killed_at is not None and state.killed_at != last.killed_at:
             steps.append(NotedStep(StepKind.KILL, {"signal": self._forced}, state.killed_at))
         if state.exited and not last.exited:
             rc = state.returncode
             code = rc if rc is not None and rc >= 0 else None
             name = _signal_name(-rc) if rc is not None and rc < 0 else None
             steps.append(NotedStep(StepKind.EXITED, {"code": code, "signal": name}))
-        if state.reaped_at is not None and last.reaped_at is None:
+        if state.reaped_at is not None and state.reaped_at != last.reaped_at:
             reaped = {"abandoned": state.abandoned}
             steps.append(NotedStep(StepKind.REAPED, reaped, state.reaped_at))
         return _timed(steps, now_ms)
