@@ -94,7 +94,8 @@ class SessionCore(Generic[P, T]):
 
     @property
     def ended(self) -> bool:
-        return self._phase in self.machine.terminal
+        """In a terminal phase (the status is set exactly then; checked on every line)."""
+        return self._status is not None
 
     @property
     def counters(self) -> Mapping[str, int]:
