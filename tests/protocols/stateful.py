@@ -10,7 +10,7 @@ both. After every step the invariants of MACHINE-MOVE-001 and MACHINE-END-001 ho
 * the phase is one of the table's and was reached from the previous one along the table;
 * ``status`` is set exactly when the phase is terminal, and never changes once set;
 * exactly one ``Finished`` is emitted, after ``CloseStdin``/``Terminate``, and nothing but
-  the documented ``late_events`` after it.
+  the documented ``late_event`` events after it.
 """
 
 from __future__ import annotations

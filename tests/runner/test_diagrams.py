@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import harness.protocols
+from harness.protocols.machine import Machine
 from harness.runner.diagrams import DOCUMENT, MACHINES, check, main, render
 
 
@@ -55,3 +59,15 @@ def test_an_unreadable_document_is_one_line_and_exit_2(
     assert main(["--check", "--document", str(tmp_path / "absent.md")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("harness: error: cannot read ") and err.count("\n") == 1
+
+
+@pytest.mark.rule("MACHINE-DIAGRAM-001")
+def test_every_session_table_is_drawn() -> None:
+    tables = []
+    for info in pkgutil.iter_modules(harness.protocols.__path__):
+        module = importlib.import_module(f"harness.protocols.{info.name}")
+        table = getattr(module, "MACHINE", None)
+        if isinstance(table, Machine):
+            tables.append(table.name)
+    assert len(tables) == 4
+    assert set(tables) <= {machine.name for machine in MACHINES}
