@@ -40,6 +40,7 @@ __all__ = [
     "install_dir",
     "install_recipe",
     "installed_bin",
+    "installed_tool",
     "python_accepted",
     "read_marker",
 ]
@@ -302,25 +303,49 @@ def install_recipe(
     force: bool = False,
     env: Mapping[str, str] | None = None,
 ) -> InstallOutcome:
-    """Install the recipe's pinned package unless its marker is present (or it is a skip)."""
+    """Install the recipe's pinned package, and the tools its live tests use beside it,
+    unless their markers are present (or it is a skip)."""
     if recipe.skipped or recipe.package is None:
         reason = recipe.skip_reason or "the recipe has no package"
         out(f"{recipe.agent}: skipped ({reason})")
         return InstallOutcome(recipe.agent, "skipped", reason)
-    package = recipe.package
     cache = cache_dir if cache_dir is not None else default_cache_dir(env)
+    for tool in recipe.tools:
+        _install_package(recipe.agent, tool, cache, out=out, force=force, env=env)
+    return _install_package(recipe.agent, recipe.package, cache, out=out, force=force, env=env)
+
+
+def installed_tool(recipe: Recipe, name: str, cache_dir: Path | None = None) -> Path | None:
+    """The executable of the recipe's pinned tool ``name`` (its package name), if installed."""
+    cache = cache_dir if cache_dir is not None else default_cache_dir()
+    for tool in recipe.tools:
+        if tool.name == name:
+            path = _bin_in(tool, install_dir(tool, cache))
+            return path if path.is_file() and os.access(path, os.X_OK) else None
+    return None
+
+
+def _install_package(
+    agent: str,
+    package: PackageSpec,
+    cache: Path,
+    *,
+    out: Out,
+    force: bool,
+    env: Mapping[str, str] | None,
+) -> InstallOutcome:
     prefix = install_dir(package, cache)
     bin_path = _bin_in(package, prefix)
     marker = read_marker(prefix)
     stale = _stale_venv(package, prefix)
     if stale:
-        out(f"{recipe.agent}: {stale}; rebuilding it")
+        out(f"{agent}: {stale}; rebuilding it")
         shutil.rmtree(prefix)
         marker = None
     if marker is not None and not force and bin_path.is_file():
-        out(f"{recipe.agent}: {package.key} already installed in {prefix} (marker {MARKER})")
-        return InstallOutcome(recipe.agent, "present", str(prefix), 0.0, str(bin_path))
-    out(f"{recipe.agent}: installing {package.manager} {package.key} into {prefix}")
+        out(f"{agent}: {package.key} already installed in {prefix} (marker {MARKER})")
+        return InstallOutcome(agent, "present", str(prefix), 0.0, str(bin_path))
+    out(f"{agent}: installing {package.manager} {package.key} into {prefix}")
     started = time.monotonic()
     prefix.mkdir(parents=True, exist_ok=True)
     path = (os.environ if env is None else env).get("PATH", "")
@@ -369,7 +394,7 @@ def install_recipe(
     (prefix / MARKER).write_text(
         json.dumps(
             {
-                "agent": recipe.agent,
+                "agent": agent,
                 "manager": package.manager,
                 "name": package.name,
                 "version": package.version,
@@ -383,5 +408,5 @@ def install_recipe(
         + "\n",
         encoding="utf-8",
     )
-    out(f"{recipe.agent}: installed {package.key} in {seconds:.1f} s -> {bin_path}")
-    return InstallOutcome(recipe.agent, "installed", str(prefix), seconds, str(bin_path))
+    out(f"{agent}: installed {package.key} in {seconds:.1f} s -> {bin_path}")
+    return InstallOutcome(agent, "installed", str(prefix), seconds, str(bin_path))

@@ -153,6 +153,8 @@ class Recipe:
     source: str = ""
     skip_reason: str | None = None
     package: PackageSpec | None = None
+    #: Other pinned executables the live tests use beside the CLI (installed with it).
+    tools: tuple[PackageSpec, ...] = ()
     provider: str | None = None
     model: str | None = None
     fake_key: str = DEFAULT_FAKE_KEY
@@ -292,6 +294,9 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
     cases = _cases(raw.get("scenarios", ()), transports, path)
     volatile = _volatile(raw.get("volatile_text", ()), path)
     package = _package(raw.get("package"), path)
+    tools = tuple(
+        tool for t in raw.get("tools", ()) if (tool := _package(t, path)) is not None
+    )
     telemetry = raw.get("telemetry", {})
     isolation = raw.get("isolation", {})
     return Recipe(
@@ -301,6 +306,7 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
         source=str(raw.get("source", "")),
         skip_reason=str(raw["skip"]["reason"]) if "skip" in raw else None,
         package=package,
+        tools=tools,
         provider=raw.get("provider"),
         model=raw.get("model"),
         fake_key=str(raw.get("fake_key", DEFAULT_FAKE_KEY)),

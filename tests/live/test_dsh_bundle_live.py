@@ -4,8 +4,9 @@ Runs when the recipe's runtime is installed in the live cache (``harness live in
 deepseek-harness``) and skips otherwise. The world is the recipe's own (temporary HOME and
 DSH_HOME, the bundle laid out as a profile, the provider pointed at the scripted model
 server on loopback, telemetry off). What the recipe's scenarios cannot show is proved here:
-the probe, a cancel of a running request, a missing resume target, and, when ``pnpm`` is on
-PATH (``dsh plugin`` forwards to it), ``harness dsh setup`` installing the bundle for real.
+the probe, a cancel of a running request, a missing resume target, and ``harness dsh setup``
+installing the bundle for real through ``dsh plugin``, which forwards to pnpm (the recipe's
+pinned tool, installed beside dsh by ``harness live install deepseek-harness``).
 
 Rules: DSHBUNDLE-PLUGIN-001, DSHBUNDLE-CANCEL-001, DSHBUNDLE-RESUME-001, DSHSETUP-PINNED-001.
 """
@@ -13,7 +14,6 @@ Rules: DSHBUNDLE-PLUGIN-001, DSHBUNDLE-CANCEL-001, DSHBUNDLE-RESUME-001, DSHSETU
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from harness.live.home import LiveDirs, build_env, make_dirs, placeholder_values, write_home_files
-from harness.live.install import default_cache_dir, installed_bin
+from harness.live.install import default_cache_dir, installed_bin, installed_tool
 from harness.live.recipes import Recipe, recipe_for
 from harness.modelserver import ModelServer
 from harness.protocols.dsh_frames import parse_runtime_frame
@@ -164,9 +164,12 @@ def test_a_cancel_ends_a_running_request_under_the_real_dsh(dsh: str, world: Wor
 def test_harness_dsh_setup_installs_the_bundle_into_the_real_dsh(
     dsh: str, recipe: Recipe, tmp_path: Path
 ) -> None:
-    pnpm = shutil.which("pnpm")
+    pnpm = installed_tool(recipe, "pnpm", default_cache_dir())
     if pnpm is None:
-        pytest.skip("pnpm is not on PATH (`dsh plugin` forwards to pnpm)")
+        pytest.skip(
+            f"the recipe's pnpm is not installed under {default_cache_dir()} (`dsh plugin` "
+            "forwards to pnpm; harness live install deepseek-harness)"
+        )
     dirs = make_dirs(tmp_path)
     env = build_env(recipe, dirs, {"home": str(dirs.home), "base_url": "", "fake_key": "x"})
     env = {k: v for k, v in env.items() if not k.startswith("DEEPSEEK_")}

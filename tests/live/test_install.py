@@ -14,6 +14,7 @@ from harness.live.install import (
     find_python,
     install_recipe,
     installed_bin,
+    installed_tool,
     read_marker,
 )
 from harness.live.recipes import parse_recipe, recipe_for
@@ -80,6 +81,36 @@ def test_install_is_idempotent_through_the_marker(
     assert (
         forced.action == "installed" and len((tmp_path / "npm.log").read_text().splitlines()) == 2
     )
+
+
+@pytest.mark.rule("LIVE-INSTALL-001")
+def test_the_recipes_tools_are_installed_beside_it(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    tool = {"manager": "npm", "name": "@scope/tool", "version": "2.0.0", "bin": "x"}
+    recipe = parse_recipe(
+        {
+            "format": "live-recipe-v1",
+            "agent": "x",
+            "package": {"manager": "npm", "name": "@scope/x", "version": "1.2.3", "bin": "x"},
+            "tools": [tool],
+            "provider": "anthropic",
+            "scenarios": ["text"],
+        },
+        path="x.json",
+    )
+    cache = tmp_path / "cache"
+    assert installed_tool(recipe, "@scope/tool", cache) is None
+    outcome = install_recipe(recipe, cache, out=lambda _m: None, env=env)
+    assert outcome.action == "installed" and outcome.bin_path == str(installed_bin(recipe, cache))
+    prefix = cache / "npm" / "@scope" / "tool@2.0.0"
+    assert installed_tool(recipe, "@scope/tool", cache) == prefix / "node_modules/.bin/x"
+    assert read_marker(prefix) is not None
+    assert installed_tool(recipe, "not-a-tool", cache) is None
+    log = (tmp_path / "npm.log").read_text().splitlines()
+    assert [line.rsplit(" ", 1)[1] for line in log] == ["@scope/tool@2.0.0", "@scope/x@1.2.3"]
+    # Both markers hold: nothing runs again.
+    assert install_recipe(recipe, cache, out=lambda _m: None, env=env).action == "present"
+    assert len((tmp_path / "npm.log").read_text().splitlines()) == 2
 
 
 @pytest.mark.rule("LIVE-INSTALL-001")
