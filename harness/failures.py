@@ -35,6 +35,7 @@ from harness.events import (
 __all__ = [
     "GENERIC_AUTH_GUIDANCE",
     "ServiceFailure",
+    "classify_log_failure",
     "classify_service_failure",
     "excerpt_for",
     "has_output",
@@ -92,6 +93,30 @@ def classify_service_failure(text: str) -> tuple[ServiceFailure, str] | None:
         if match is not None:
             return kind, excerpt_for(text, match.start())
     return None
+
+
+#: An HTTP status a CLI's own log names (``statusCode=429``, ``"statusCode": 401``).
+_STATUS_CODE = re.compile(r"status_?code[\"']?\s*[:=]\s*[\"']?(\d{3})\b", re.IGNORECASE)
+
+
+def classify_log_failure(text: str) -> tuple[ServiceFailure, str] | None:
+    """seed 002 §7.4 ``readOpenCodeServiceFailure`` (FIDELITY-OPENCODE-LOG-001): the tail of a
+    CLI's own log is classified by the last HTTP ``statusCode`` it names (401/403: auth,
+    429: rate limit, 5xx: upstream), then by keywords as :func:`classify_service_failure`."""
+    for match in reversed(list(_STATUS_CODE.finditer(text))):
+        code = int(match.group(1))
+        kind = (
+            ServiceFailure.AUTH_REQUIRED
+            if code in (401, 403)
+            else ServiceFailure.RATE_LIMITED
+            if code == 429
+            else ServiceFailure.UPSTREAM_UNAVAILABLE
+            if 500 <= code <= 599
+            else None
+        )
+        if kind is not None:
+            return kind, excerpt_for(text, match.start())
+    return classify_service_failure(text)
 
 
 def excerpt_for(text: str, at: int, limit: int = 200) -> str:

@@ -105,4 +105,15 @@ RULES = (
         citation="seed 002 §4.4",
         formats=("plain",),
     ),
+    Rule(
+        id="FIDELITY-OPENCODE-LOG-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "After a failed OpenCode run the newest log OpenCode wrote during it is read: "
+            "the last HTTP statusCode it names classifies the failure (401/403 auth, 429 "
+            "rate limit, 5xx upstream), else its keywords do."
+        ),
+        citation="seed 002 §7.4",
+        formats=("json-event-stream",),
+    ),
 )

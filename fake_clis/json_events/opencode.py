@@ -6,6 +6,7 @@ Design: docs/design/fakes.md#fake_clis.json_events.opencode
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -336,8 +337,25 @@ class _OpenCode(Emulator):
         # The model stops for the tool; the next model call is a new step.
         self._end_step("tool-calls", None)
 
+    def _log_service_error(self, status: int, message: str) -> None:
+        """seed 002 §7.4: OpenCode writes the provider's failure into its own log
+        (``~/.local/share/opencode/log/<time>.log``), which the host reads after the run."""
+        home = self.run.env.get("HOME")
+        if not home:
+            return
+        folder = Path(home) / ".local" / "share" / "opencode" / "log"
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H%M%S")
+        with (folder / f"{stamp}.log").open("a", encoding="utf-8") as log:
+            log.write(f"INFO  {stamp} +0ms service=default version=fake args=run\n")
+            log.write(
+                f"ERROR {stamp} +1ms service=session.processor error=APIError "
+                f"statusCode={status} message={json.dumps(message)}\n"
+            )
+
     def api_error(self, step: Step) -> int:
         status = int(step.get("status", 500))
+        self._log_service_error(status, str(step.get("message", "")))
         frame = self._line("error")
         frame["error"] = {
             "name": "APIError",

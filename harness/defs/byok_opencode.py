@@ -69,5 +69,7 @@ AGENT_DEF = AgentDef(
     supports_custom_model=True,
     resume_style=ResumeStyle.NONE,
     external_mcp_injection=McpInjection.OPENCODE_ENV_CONTENT,
+    # seed 002 §7.4 (FIDELITY-OPENCODE-LOG-001): provider errors are in OpenCode's own log.
+    failure_log_dir="~/.local/share/opencode/log",
     docs_url="https://opencode.ai/docs",
 )

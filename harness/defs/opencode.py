@@ -130,6 +130,8 @@ AGENT_DEF = AgentDef(
     ),
     resume_style=ResumeStyle.CAPTURE,
     external_mcp_injection=McpInjection.OPENCODE_ENV_CONTENT,
+    # seed 002 §7.4 (FIDELITY-OPENCODE-LOG-001): provider errors are in OpenCode's own log.
+    failure_log_dir="~/.local/share/opencode/log",
     docs_url="https://opencode.ai/docs",
     install_url="https://www.npmjs.com/package/opencode-ai",
     # Stderr that means the resumed session is gone (seed 000 §8 recovery).

@@ -258,6 +258,9 @@ class AgentDef:
     #: The runner hands ``build_args`` a fresh log path (``agent_log_file_path``) and reads
     #: its tail after a failed run: for a CLI silent on failure (seed 002 §4.4, agy).
     agent_log_file: bool = False
+    #: Where the CLI keeps its own logs (``~`` is the run's home): after a failed run the
+    #: newest ``*.log`` written during it is read (seed 002 §7.4, OpenCode's provider errors).
+    failure_log_dir: str | None = None
     #: What a user is told when a run fails on authentication (seed 000 §5.11); ``None``:
     #: the host's generic guidance (:data:`harness.failures.GENERIC_AUTH_GUIDANCE`).
     auth_guidance: str | None = None

@@ -73,6 +73,7 @@ from harness.events import Artifact, Error, Event, Raw, Status, TextDelta
 from harness.failures import (
     GENERIC_AUTH_GUIDANCE,
     ServiceFailure,
+    classify_log_failure,
     classify_service_failure,
     has_output,
 )
@@ -218,6 +219,17 @@ class _Retained:
 #: How much of a CLI's own log is read after a failed run (FIDELITY-LOGFILE-001).
 _LOG_TAIL_BYTES = 64 * 1024
 
+
+def _tail(path: str) -> str:
+    """The last :data:`_LOG_TAIL_BYTES` of ``path``, decoded; ``""`` when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - _LOG_TAIL_BYTES))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
 class WireTap(Protocol):
     """Sees a run on the wire (a recorder: :class:`harness.record.RunRecorder`).
 
@@ -330,6 +342,8 @@ class _Run:
         self.output_seen = False
         #: The log a CLI silent on failure was given (FIDELITY-LOGFILE-001).
         self.log_path: str | None = None
+        #: Wall-clock time of the spawn: a CLI log written since is this run's.
+        self.spawned_wall: float | None = None
         self.counters: dict[str, int] = {
             "stdout_bytes": 0,
             "frames_written": 0,
@@ -663,6 +677,7 @@ class _Run:
         # a line of the run's stderr tail, where a user looks for the cause.
         self.tree = OwnedTree(self.pid, on_note=self._tree_note)
         self.t_spawn = self.last_activity = _now()
+        self.spawned_wall = time.time()
         self.next_snapshot = self.t_spawn + _SNAPSHOT_MS
         if isinstance(self.tap, ContinuingTap) and self.continuations:
             self.tap.continued(
@@ -1148,7 +1163,10 @@ class _Run:
         if self.stream_error is not None:
             event = self.stream_error
             code = event.code or RunErrorCode.STREAM_ERROR
-            return RunError(code, self.redactor.redact(event.message), source="stream")
+            stream = RunError(code, self.redactor.redact(event.message), source="stream")
+            # seed 002 §7.4: the CLI's own log says more than its stream (OpenCode).
+            found = classify_log_failure(self._own_log_tail())
+            return stream if found is None else self._service_error(*found, stream)
         rc = self.returncode
         name = os.path.basename(self.argv[0]) if self.argv else "the CLI"
         if self._empty_output() and rc == 0:
@@ -1171,24 +1189,40 @@ class _Run:
 
     def _log_tail(self) -> str:
         """The last 64 KiB of the CLI's log, when it was given one (FIDELITY-LOGFILE-001)."""
-        if self.log_path is None:
+        return _tail(self.log_path) if self.log_path is not None else ""
+
+    def _own_log_tail(self) -> str:
+        """seed 002 §7.4: the tail of the newest ``*.log`` the CLI wrote into its own log
+        directory since the spawn (FIDELITY-OPENCODE-LOG-001); ``""`` when none."""
+        folder = self.defn.failure_log_dir
+        if folder is None or self.spawned_wall is None:
             return ""
+        if folder.startswith("~"):
+            folder = self.home + folder[1:]
+        newest: tuple[float, str] | None = None
         try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, fh.tell() - _LOG_TAIL_BYTES))
-                return fh.read().decode("utf-8", "replace")
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if not entry.name.endswith(".log") or not entry.is_file():
+                        continue
+                    mtime = entry.stat().st_mtime
+                    if mtime + 1 >= self.spawned_wall and (newest is None or mtime > newest[0]):
+                        newest = (mtime, entry.path)
         except OSError:
             return ""
+        return _tail(newest[1]) if newest is not None else ""
 
     def _classified(self, error: RunError) -> RunError:
         """A failure nothing in the stream explains, read from stderr and the CLI's log as
         the host reads it (ref §5.4): an auth failure gets the def's guidance (seed 000
         §5.11, FIDELITY-AUTH-001), a rate limit or an unavailable upstream its own code."""
-        found = classify_service_failure(f"{self.stderr.text()}\n{self._log_tail()}")
-        if found is None:
-            return error
-        kind, line = found
+        found = classify_log_failure(self._own_log_tail()) or classify_service_failure(
+            f"{self.stderr.text()}\n{self._log_tail()}"
+        )
+        return error if found is None else self._service_error(*found, error)
+
+    def _service_error(self, kind: ServiceFailure, line: str, error: RunError) -> RunError:
+        """The failure as the host names it, with the line that shows it."""
         if kind is ServiceFailure.AUTH_REQUIRED:
             guidance = self.defn.auth_guidance or GENERIC_AUTH_GUIDANCE
             message = f"{self.defn.name} could not authenticate ({line}). {guidance}"

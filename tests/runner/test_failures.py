@@ -21,6 +21,7 @@ from harness.events import Status, TextDelta, ToolUse, Usage
 from harness.failures import (
     GENERIC_AUTH_GUIDANCE,
     ServiceFailure,
+    classify_log_failure,
     classify_service_failure,
     has_output,
 )
@@ -172,4 +173,47 @@ def test_a_model_failure_an_acp_agent_hides_is_an_empty_run(world: FakeWorld) ->
     (recordings/real/kimi/api_error.jsonl); the empty-output guard fails that run."""
     result = asyncio.run(run_agent_async(world.request("kimi", "api_error")))
     assert result.status is RunOutcome.FAILED
+    assert result.error is not None and result.error.code == "AGENT_EMPTY_OUTPUT"
+
+
+# -- OpenCode's own log (FIDELITY-OPENCODE-LOG-001) ---------------------------------------------
+
+
+@pytest.mark.rule("FIDELITY-OPENCODE-LOG-001")
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ('ERROR x statusCode=429 message="unauthorized"', ServiceFailure.RATE_LIMITED),
+        ('{"statusCode": 401}\n{"statusCode": 503}', ServiceFailure.UPSTREAM_UNAVAILABLE),
+        ("ERROR statusCode=403 forbidden", ServiceFailure.AUTH_REQUIRED),
+        ("ERROR statusCode=404 then rate limit exceeded", ServiceFailure.RATE_LIMITED),
+        ("INFO nothing wrong", None),
+    ],
+)
+def test_the_log_is_classified_by_its_status_code_first(
+    text: str, kind: ServiceFailure | None
+) -> None:
+    found = classify_log_failure(text)
+    assert (found[0] if found else None) is kind
+
+
+@pytest.mark.rule("FIDELITY-OPENCODE-LOG-001", "FIDELITY-FAILURE-001")
+def test_opencode_failure_is_read_from_its_own_log(world: FakeWorld) -> None:
+    steps = [{"kind": "api_error", "status": 429, "message": "Provider quota exhausted"}]
+    result = _run(world, "opencode", steps)
+    assert result.status is RunOutcome.FAILED
+    assert result.error is not None and result.error.code == "RATE_LIMITED"
+    assert "statusCode=429" in result.error.message
+    logs = list((world.home / ".local" / "share" / "opencode" / "log").glob("*.log"))
+    assert logs, "the fake wrote OpenCode's log"
+
+
+@pytest.mark.rule("FIDELITY-OPENCODE-LOG-001")
+def test_a_log_older_than_the_run_is_not_read(world: FakeWorld) -> None:
+    folder = world.home / ".local" / "share" / "opencode" / "log"
+    folder.mkdir(parents=True)
+    old = folder / "2020-01-01T000000.log"
+    old.write_text("ERROR statusCode=401 unauthorized\n", encoding="utf-8")
+    os.utime(old, (1_000_000_000, 1_000_000_000))
+    result = _run(world, "opencode", [{"kind": "usage", "input_tokens": 1, "output_tokens": 0}])
     assert result.error is not None and result.error.code == "AGENT_EMPTY_OUTPUT"
