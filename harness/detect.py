@@ -84,6 +84,7 @@ class ProbeRunner(Protocol):
         timeout_s: float,
         max_output_bytes: int,
         cwd: str | None = None,
+        stdin: bytes | None = None,
     ) -> Awaitable[ProbeResult]: ...
 
 
@@ -372,14 +373,25 @@ async def _probe_models(
     listing = defn.list_models
     if listing is None:
         return _fallback_models(defn), "fallback", []
-    result = await runner(
-        [argv0, *listing.args],
-        env=env,
-        timeout_s=_ms(listing.timeout_ms, MODELS_PROBE_TIMEOUT_MS),
-        max_output_bytes=_MODELS_MAX_BYTES,
-    )
+    argv = [argv0, *listing.args]
+    timeout_s = _ms(listing.timeout_ms, MODELS_PROBE_TIMEOUT_MS)
+    if listing.stdin is None:
+        result = await runner(
+            argv, env=env, timeout_s=timeout_s, max_output_bytes=_MODELS_MAX_BYTES
+        )
+    else:
+        # FIDELITY-ACP-MODELS-001: the handshake goes on stdin (only where a listing has one).
+        result = await runner(
+            argv,
+            env=env,
+            timeout_s=timeout_s,
+            max_output_bytes=_MODELS_MAX_BYTES,
+            stdin=listing.stdin,
+        )
     command = " ".join([defn.bin, *listing.args])
-    if not result.ok:
+    # An ACP server may stay up after answering: what it wrote before it was stopped counts.
+    answered = result.ok or (listing.stdin is not None and bool(result.stdout.strip()))
+    if not answered:
         problem = result.describe()
     else:
         try:

@@ -169,13 +169,16 @@ async def run_probe(
     timeout_s: float,
     max_output_bytes: int,
     cwd: str | None = None,
+    stdin: bytes | None = None,
 ) -> ProbeResult:
     """Run one probe command to completion, bounded in time and output.
 
-    stdin is ``/dev/null``; stdout and stderr are captured up to ``max_output_bytes``
-    each. Never raises for anything the command does: a spawn failure becomes
-    ``os_error`` (``errno`` name), a deadline ``timed_out``. Cancelling the awaiting
-    task kills and reaps the probe before the cancellation propagates.
+    stdin is ``/dev/null``, or ``stdin`` written then closed (an ACP model discovery
+    sends its handshake that way, FIDELITY-ACP-MODELS-001); stdout and stderr are
+    captured up to ``max_output_bytes`` each. Never raises for anything the command
+    does: a spawn failure becomes ``os_error`` (``errno`` name), a deadline
+    ``timed_out``. Cancelling the awaiting task kills and reaps the probe before the
+    cancellation propagates.
     """
     args = tuple(argv)
     start = time.monotonic()
@@ -185,7 +188,7 @@ async def run_probe(
         transport, _ = await loop.subprocess_exec(
             lambda: protocol,
             *args,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(env),
@@ -206,6 +209,12 @@ async def run_probe(
         )
 
     pid = transport.get_pid()
+    if stdin is not None:
+        pipe = transport.get_pipe_transport(0)
+        if isinstance(pipe, asyncio.WriteTransport):
+            with contextlib.suppress(OSError, RuntimeError):
+                pipe.write(stdin)
+                pipe.close()  # EOF: the handshake is all the probe sends
     timed_out = False
     overflowed = False
     try:

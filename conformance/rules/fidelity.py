@@ -116,4 +116,15 @@ RULES = (
         citation="seed 002 §7.4",
         formats=("json-event-stream",),
     ),
+    Rule(
+        id="FIDELITY-ACP-MODELS-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "Detection discovers an ACP agent's models by writing initialize and session/new "
+            "to its stdin and reading the session/new result (models.availableModels, else a "
+            "model config option's choices); no answer falls back to the def's models."
+        ),
+        citation="seed 002 §4.5; ref §2.6",
+        formats=("acp-json-rpc",),
+    ),
 )

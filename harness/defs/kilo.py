@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from harness.defs.shared import ACP_MODEL_DISCOVERY_INPUT, parse_acp_models
 from harness.defs.types import (
     AcpEnvFormat,
     AgentDef,
     BuildOptions,
+    ListModels,
     McpInjection,
     PromptDelivery,
     ResumeStyle,
@@ -64,6 +66,10 @@ AGENT_DEF = AgentDef(
     prompt_delivery=PromptDelivery.PROTOCOL,
     supports_image_paths=True,
     supports_custom_model=False,
+    # seed 002 §4.5 detectAcpModels (FIDELITY-ACP-MODELS-001): its model config option.
+    list_models=ListModels(
+        args=("acp",), stdin=ACP_MODEL_DISCOVERY_INPUT, parse=parse_acp_models, timeout_ms=10_000
+    ),
     version_policy=VersionPolicy(
         supported_versions=("7.4.23",),
         supported_version_pattern=_SUPPORTED_PATTERN,

@@ -6,15 +6,20 @@ Design: docs/design/defs.md#harness.defs.shared
 
 from __future__ import annotations
 
+import json
 import ntpath
 import posixpath
+import tempfile
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from harness.defs.types import DEFAULT_MODEL_OPTION, BuildOptions, ModelOption, RuntimeContext
 from harness.errors import HarnessError
+from harness.protocols.acp import MODEL_CONFIG_IDS
 from harness.protocols.options import choice_flag, clamp_codex_reasoning
 
 __all__ = [
+    "ACP_MODEL_DISCOVERY_INPUT",
     "OPENCODE_CAPABILITY_FLAGS",
     "OPENCODE_HELP_ARGS",
     "UnsupportedOptionError",
@@ -29,6 +34,7 @@ __all__ = [
     "nonempty",
     "opencode_permission_bypass",
     "options_with_ids",
+    "parse_acp_models",
     "parse_line_separated_models",
     "resume_id",
 ]
@@ -175,3 +181,81 @@ def new_session_id(ctx: RuntimeContext) -> str | None:
     """The host-minted id for a new specify-style session, or ``None``."""
     sid = ctx.new_session_id
     return sid if isinstance(sid, str) and sid != "" else None
+
+
+# -- ACP model discovery (seed 002 §4.5 detectAcpModels; FIDELITY-ACP-MODELS-001) --------------
+# An ACP agent has no models subcommand: detection writes this handshake to its stdin and
+# reads the model state its session/new result reports (ref §2.6 step 3).
+
+_CLIENT = {"name": "open-design-detect", "version": "runtime-adapter"}
+#: ``initialize`` then ``session/new`` (ids 1 and 2) in an existing, neutral directory.
+ACP_MODEL_DISCOVERY_INPUT: bytes = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": 1,
+                "clientCapabilities": {"terminal": False},
+                "clientInfo": _CLIENT,
+            },
+        }
+    )
+    + "\n"
+    + json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": tempfile.gettempdir(), "mcpServers": []},
+        }
+    )
+    + "\n"
+).encode("utf-8")
+
+
+def _session_result(stdout: str) -> dict[str, Any] | None:
+    for line in stdout.splitlines():
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            continue  # ACP agents may print banners on stdout (ref §2.6)
+        if not isinstance(frame, dict) or frame.get("id") != 2:
+            continue
+        result = frame.get("result")
+        if isinstance(result, dict):
+            return dict(result)
+    return None
+
+
+def _option(value: Any, name: Any) -> ModelOption | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return ModelOption(value, name if isinstance(name, str) and name.strip() else value)
+
+
+def parse_acp_models(stdout: str) -> list[ModelOption] | None:
+    """The models of the ``session/new`` answer, or ``None`` when it reports none."""
+    result = _session_result(stdout)
+    if result is None:
+        return None
+    found: list[ModelOption] = []
+    models = result.get("models")
+    listed = models.get("availableModels") if isinstance(models, dict) else None
+    for entry in listed if isinstance(listed, list) else []:
+        if isinstance(entry, dict):
+            option = _option(entry.get("modelId"), entry.get("name"))
+            if option is not None:
+                found.append(option)
+    options = result.get("configOptions")
+    for config in options if isinstance(options, list) and not found else []:
+        if not (isinstance(config, dict) and str(config.get("id", "")).lower() in MODEL_CONFIG_IDS):
+            continue
+        choices = config.get("options")
+        for choice in choices if isinstance(choices, list) else []:
+            if isinstance(choice, dict):
+                option = _option(choice.get("value"), choice.get("name"))
+                if option is not None:
+                    found.append(option)
+    return found or None

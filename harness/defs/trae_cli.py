@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.defs.shared import ACP_MODEL_DISCOVERY_INPUT, parse_acp_models
 from harness.defs.types import (
     AgentDef,
     BuildOptions,
+    ListModels,
     McpInjection,
     PromptDelivery,
     ResumeStyle,
@@ -43,6 +45,13 @@ AGENT_DEF = AgentDef(
     prompt_delivery=PromptDelivery.PROTOCOL,
     headless_flags=("--yolo",),
     version_probe_timeout_ms=10_000,
+    # seed 002 §4.5 detectAcpModels (FIDELITY-ACP-MODELS-001): the models session/new reports.
+    list_models=ListModels(
+        args=("acp", "serve", "--yolo"),
+        stdin=ACP_MODEL_DISCOVERY_INPUT,
+        parse=parse_acp_models,
+        timeout_ms=10_000,
+    ),
     resume_style=ResumeStyle.ACP_LOAD,
     external_mcp_injection=McpInjection.ACP_MERGE,
     docs_url="https://www.volcengine.com/docs/86677/2227861?lang=zh",  # seed 000 §5.9

@@ -153,6 +153,9 @@ class ListModels:
     timeout_ms: int = 5000
     #: Tried when ``args`` exits non-zero (OpenCode 2.x rejects ``models --verbose``).
     fallback_args: tuple[str, ...] | None = None
+    #: Written to the command's stdin, then closed (an ACP agent's handshake; seed 002
+    #: §4.5 ``detectAcpModels``). Its stdout is parsed even when it had to be stopped.
+    stdin: bytes | None = None
 
 
 @dataclass(frozen=True)

@@ -1121,8 +1121,12 @@ def test_detection_probes_the_fake(fake: FakeCli, agent: str) -> None:
     assert found.available, found.diagnostics
     assert found.version and found.version.strip()
     if defn.list_models is not None:
+        # amr lists models on a subcommand; kilo and trae-cli report them in session/new
+        # (FIDELITY-ACP-MODELS-001).
+        first = {"kilo": "kilo/anthropic/claude-sonnet-4.5", "trae-cli": "doubao-seed-code"}
         assert found.models_source == "live"
-        assert [m.id for m in found.models][:2] == ["default", "anthropic/claude-sonnet-4-5"]
+        expected = first.get(agent, "anthropic/claude-sonnet-4-5")
+        assert [m.id for m in found.models][:2] == ["default", expected]
     if defn.version_policy is not None:
         assert not [d for d in found.diagnostics if "version" in str(d).lower()], found
 
