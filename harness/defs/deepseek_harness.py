@@ -46,9 +46,12 @@ _VERSION = re.compile(r"(?:^|\s)v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Z
 #: ref §2.8: optional ``compatibility_generation`` syntax.
 _GENERATION = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 #: ref §8.3 "supported ... + pattern": any 0.1.x release, and the release-candidate lines the
-#: profile package's peer ranges can install (0.1.0-rc.6+, 0.1.1-rc.N, 0.1.2-rc.N).
+#: profile package's peer ranges can install (0.1.0-rc.6+, 0.1.1-rc.N, 0.1.2-rc.N). The
+#: shipped bundle is also tested live on 0.2.1-rc.2 (PyPI deepseek-harness-runtime-bin
+#: 0.2.1rc2, the live recipe), listed exactly: other 0.2 builds only warn.
 _SUPPORTED_PATTERN = (
     r"^0\.1\.\d+$|^0\.1\.0-rc\.(?:[6-9]|[1-9]\d+)$|^0\.1\.1-rc\.\d+$|^0\.1\.2-rc\.\d+$"
+    r"|^0\.2\.1-rc\.2$"
 )
 
 
@@ -159,7 +162,7 @@ AGENT_DEF = AgentDef(
     ),
     supports_custom_model=False,
     version_policy=VersionPolicy(
-        supported_versions=("0.1.0-rc.8", "0.1.1-rc.2", "0.1.2-rc.1"),
+        supported_versions=("0.1.0-rc.8", "0.1.1-rc.2", "0.1.2-rc.1", "0.2.1-rc.2"),
         supported_version_pattern=_SUPPORTED_PATTERN,
         require_version=True,
         parse=parse_dsh_version,

@@ -580,7 +580,7 @@ def test_dsh_version_policy() -> None:
     policy = DSH.version_policy
     assert policy is not None and policy.parse is not None
     assert policy.require_version is True
-    assert policy.supported_versions == ("0.1.0-rc.8", "0.1.1-rc.2", "0.1.2-rc.1")
+    assert policy.supported_versions == ("0.1.0-rc.8", "0.1.1-rc.2", "0.1.2-rc.1", "0.2.1-rc.2")
     assert policy.parse("0.1.2-rc.1") == "0.1.2-rc.1"
     assert policy.parse("v0.1.0-rc.8") == "0.1.0-rc.8"
     assert policy.parse("dsh 0.1.1-rc.2") == "0.1.1-rc.2"
@@ -593,6 +593,7 @@ def test_dsh_version_policy() -> None:
         assert pattern.match(version)
     assert pattern.match("0.1.4")
     assert not pattern.match("0.2.0")
+    assert not pattern.match("0.2.1-rc.3")  # only the build tested live
     assert not pattern.match("0.1.0-rc.5")
 
 
