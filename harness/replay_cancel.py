@@ -57,9 +57,23 @@ class CancelPlan:
 
 def ladder_problems(steps: Sequence[Step]) -> list[str]:
     """Why the recorded ladder is out of order (REPLAY-CANCEL-LADDER-001); ``[]`` if it is not."""
-    problems: list[str] = []
     if not steps:
-        return problems
+        return []
+    by_kind = {s.kind: s for s in steps}
+    cancel = next((s for s in steps if s.kind is StepKind.CANCEL), None)
+    terminate = by_kind.get(StepKind.TERMINATE)
+    problems = _sequence_problems(steps)
+    if cancel is not None and terminate is not None:
+        problems += _graceful_stop_problems(steps, cancel, terminate, by_kind)
+    if StepKind.KILL in by_kind:
+        problems += _forced_stop_problems(steps, terminate, by_kind[StepKind.KILL])
+    problems += _reap_problems(steps, cancel)
+    return problems
+
+
+def _sequence_problems(steps: Sequence[Step]) -> list[str]:
+    """The cancel first, each rung once, times never going back, rungs never going down."""
+    problems: list[str] = []
     kinds = [s.kind for s in steps]
     first = steps[0]
     if first.kind is not StepKind.CANCEL:
@@ -82,41 +96,57 @@ def ladder_problems(steps: Sequence[Step]) -> list[str]:
         if rank < top:
             problems.append(f"{step.kind.value!r} (line {step.line}) after a later rung")
         top = max(top, rank)
-    by_kind = {s.kind: s for s in steps}
-    cancel = next((s for s in steps if s.kind is StepKind.CANCEL), None)
-    terminate = by_kind.get(StepKind.TERMINATE)
-    kill = by_kind.get(StepKind.KILL)
-    if cancel is not None and terminate is not None:
-        stdin_open = bool(cancel.detail.get("stdin_open"))
-        if stdin_open and StepKind.STDIN_CLOSE not in kinds[: kinds.index(StepKind.TERMINATE)]:
-            problems.append("the graceful stop was sent while stdin was still open")
-        graces = [float(s.detail["ms"]) for s in steps if s.kind is StepKind.GRACE]
-        answered = terminate.stdout_chunks > cancel.stdout_chunks
-        exited = by_kind.get(StepKind.EXITED)
-        left = exited is not None and exited.t_ms <= terminate.t_ms + _SLACK_MS
-        waited = terminate.t_ms - cancel.t_ms
-        if graces and not (answered or left) and waited + _SLACK_MS < min(graces):
-            problems.append(
-                f"the graceful stop came {waited:.3f} ms after the cancel, before the "
-                f"{min(graces):g} ms grace ended, with no answer from the CLI"
-            )
-    if kill is not None:
-        if terminate is None or kinds.index(StepKind.KILL) < kinds.index(StepKind.TERMINATE):
-            problems.append("the forced stop came without a graceful stop before it")
-        else:
-            gap = kill.t_ms - terminate.t_ms
-            wait = float(terminate.detail["grace_ms"])
-            if gap + _SLACK_MS < wait:
-                problems.append(
-                    f"the forced stop came {gap:.3f} ms after the graceful one, before its "
-                    f"{wait:g} ms wait ended"
-                )
-    if StepKind.REAPED in kinds:
-        if kinds[-1] is not StepKind.REAPED:
-            problems.append(f"a {kinds[-1].value!r} step after the tree was reaped")
-    elif cancel is not None and not (len(steps) == 1 and cancel.detail.get("exited")):
-        problems.append("the tree was never reaped")
     return problems
+
+
+def _graceful_stop_problems(
+    steps: Sequence[Step], cancel: Step, terminate: Step, by_kind: dict[StepKind, Step]
+) -> list[str]:
+    """The graceful stop came after stdin closed and after the grace, unless the CLI
+    answered or left first."""
+    problems: list[str] = []
+    kinds = [s.kind for s in steps]
+    stdin_open = bool(cancel.detail.get("stdin_open"))
+    if stdin_open and StepKind.STDIN_CLOSE not in kinds[: kinds.index(StepKind.TERMINATE)]:
+        problems.append("the graceful stop was sent while stdin was still open")
+    graces = [float(s.detail["ms"]) for s in steps if s.kind is StepKind.GRACE]
+    answered = terminate.stdout_chunks > cancel.stdout_chunks
+    exited = by_kind.get(StepKind.EXITED)
+    left = exited is not None and exited.t_ms <= terminate.t_ms + _SLACK_MS
+    waited = terminate.t_ms - cancel.t_ms
+    if graces and not (answered or left) and waited + _SLACK_MS < min(graces):
+        problems.append(
+            f"the graceful stop came {waited:.3f} ms after the cancel, before the "
+            f"{min(graces):g} ms grace ended, with no answer from the CLI"
+        )
+    return problems
+
+
+def _forced_stop_problems(steps: Sequence[Step], terminate: Step | None, kill: Step) -> list[str]:
+    """The forced stop came after a graceful one and after its wait."""
+    kinds = [s.kind for s in steps]
+    if terminate is None or kinds.index(StepKind.KILL) < kinds.index(StepKind.TERMINATE):
+        return ["the forced stop came without a graceful stop before it"]
+    gap = kill.t_ms - terminate.t_ms
+    wait = float(terminate.detail["grace_ms"])
+    if gap + _SLACK_MS < wait:
+        return [
+            f"the forced stop came {gap:.3f} ms after the graceful one, before its "
+            f"{wait:g} ms wait ended"
+        ]
+    return []
+
+
+def _reap_problems(steps: Sequence[Step], cancel: Step | None) -> list[str]:
+    """The tree was reaped, last (a run that exited at the cancel needs no reap)."""
+    last = steps[-1].kind
+    if any(s.kind is StepKind.REAPED for s in steps):
+        return (
+            [] if last is StepKind.REAPED else [f"a {last.value!r} step after the tree was reaped"]
+        )
+    if cancel is not None and not (len(steps) == 1 and cancel.detail.get("exited")):
+        return ["the tree was never reaped"]
+    return []
 
 
 @dataclass(frozen=True)
