@@ -363,14 +363,7 @@ class ClaudeStreamParser(JsonlStreamParser):
         parent = obj.get("parent_tool_use_id")
         raw_id = message.get("id")
         explicit_id = raw_id if isinstance(raw_id, str) else None
-        # ref §2.1.3: without an explicit id the wrapper belongs to the current
-        # message only if that message streamed the same kind of content.
-        text_id = explicit_id
-        if text_id is None and self._current_streamed_text:
-            text_id = self._message_id
-        thinking_id = explicit_id
-        if thinking_id is None and self._current_streamed_thinking:
-            thinking_id = self._message_id
+        text_id, thinking_id = self._wrapper_ids(explicit_id)
         if explicit_id:
             self._message_id = explicit_id
         # seed 002 §7.2 (CLAUDE-DEDUPE-TEXT-001): skip what the deltas already showed.
@@ -381,44 +374,76 @@ class ClaudeStreamParser(JsonlStreamParser):
         stop_reason = raw_stop if isinstance(raw_stop, str) else None
 
         for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "tool_use":
-                # ref §2.1.3 G2 (CLAUDE-DEDUPE-TOOL-001): one emitted-id set for both paths.
-                tool_id = block.get("id")
-                if isinstance(tool_id, str):
-                    if tool_id in self._emitted_tool_ids:
-                        continue
-                    self._emitted_tool_ids.add(tool_id)
-                self._emit_tool_use(tool_id, block.get("name"), self._wrapper_tool_input(block))
-            elif kind == "text":
-                text = block.get("text")
-                if text_done or not isinstance(text, str) or not text:
-                    continue
-                if text_id:
-                    self._text_from_wrapper.add(text_id)
-                self._emit_text(text_id, text)
-            elif kind == "thinking":
-                thinking = block.get("thinking")
-                if thinking_done or not isinstance(thinking, str) or not thinking:
-                    continue
-                if thinking_id:
-                    self._thinking_from_wrapper.add(thinking_id)
-                # seed 002 §7.5 (RMG-THINKING-001): thinking is never guarded.
-                self.emit(ThinkingDelta(delta=thinking))
-
+            if isinstance(block, dict):
+                self._wrapper_block(block, text_id, text_done, thinking_id, thinking_done)
         # seed 002 §7.2 (CLAUDE-TURNEND-ORDER-001): turn_end only after the tool uses.
         if stop_reason:
             message_id = explicit_id if explicit_id is not None else self._message_id
             self._turn_end_once(message_id, stop_reason, parent)
-        # ref §2.1.3 G2 (CLAUDE-ERROR-001, CLAUDE-SUBAGENT-001): main-turn errors only.
-        error = obj.get("error")
-        if isinstance(error, str) and js_trim(error) and parent is None:
-            self.emit(Error(message=_assistant_text(content) or error, code=error))
+        self._wrapper_error(obj.get("error"), content, parent)
         self._current_streamed_text = False
         self._current_streamed_thinking = False
         return True
+
+    def _wrapper_ids(self, explicit_id: str | None) -> tuple[str | None, str | None]:
+        """The message ids a wrapper's text and thinking belong to.
+
+        ref §2.1.3: without an explicit id the wrapper belongs to the current
+        message only if that message streamed the same kind of content.
+        """
+        if explicit_id is not None:
+            return explicit_id, explicit_id
+        text_id = self._message_id if self._current_streamed_text else None
+        thinking_id = self._message_id if self._current_streamed_thinking else None
+        return text_id, thinking_id
+
+    def _wrapper_block(
+        self,
+        block: dict[str, Any],
+        text_id: str | None,
+        text_done: bool,
+        thinking_id: str | None,
+        thinking_done: bool,
+    ) -> None:
+        """One content block of a wrapper; text and thinking already streamed are skipped."""
+        kind = block.get("type")
+        if kind == "tool_use":
+            self._wrapper_tool_use(block)
+        elif kind == "text" and not text_done:
+            self._wrapper_text(block, text_id)
+        elif kind == "thinking" and not thinking_done:
+            self._wrapper_thinking(block, thinking_id)
+
+    def _wrapper_error(self, error: Any, content: list[Any], parent: Any) -> None:
+        # ref §2.1.3 G2 (CLAUDE-ERROR-001, CLAUDE-SUBAGENT-001): main-turn errors only.
+        if isinstance(error, str) and js_trim(error) and parent is None:
+            self.emit(Error(message=_assistant_text(content) or error, code=error))
+
+    def _wrapper_tool_use(self, block: dict[str, Any]) -> None:
+        # ref §2.1.3 G2 (CLAUDE-DEDUPE-TOOL-001): one emitted-id set for both paths.
+        tool_id = block.get("id")
+        if isinstance(tool_id, str):
+            if tool_id in self._emitted_tool_ids:
+                return
+            self._emitted_tool_ids.add(tool_id)
+        self._emit_tool_use(tool_id, block.get("name"), self._wrapper_tool_input(block))
+
+    def _wrapper_text(self, block: dict[str, Any], text_id: str | None) -> None:
+        text = block.get("text")
+        if not isinstance(text, str) or not text:
+            return
+        if text_id:
+            self._text_from_wrapper.add(text_id)
+        self._emit_text(text_id, text)
+
+    def _wrapper_thinking(self, block: dict[str, Any], thinking_id: str | None) -> None:
+        thinking = block.get("thinking")
+        if not isinstance(thinking, str) or not thinking:
+            return
+        if thinking_id:
+            self._thinking_from_wrapper.add(thinking_id)
+        # seed 002 §7.5 (RMG-THINKING-001): thinking is never guarded.
+        self.emit(ThinkingDelta(delta=thinking))
 
     # -- stream_event (ref §2.1.2) ------------------------------------------------
 
