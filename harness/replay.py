@@ -21,6 +21,7 @@ from harness.capture.driver import (
     CaptureReplay,
     FrameComparison,
     HostInputError,
+    ReplayAdapter,
     capture_values,
     parse_host_input,
     replay_capture,
@@ -31,7 +32,7 @@ from harness.defs.types import AgentDef
 from harness.errors import HarnessError
 from harness.events import Error, Event, TextDelta, ThinkingDelta, ToolUse
 from harness.formats import UnknownStreamFormatError, create_parser, is_two_way
-from harness.ladder import Step
+from harness.ladder import Step, StepKind
 from harness.prompt import is_terminal_turn
 from harness.protocols.base import (
     Actions,
@@ -407,7 +408,7 @@ class _Input:
 
 def _after_cancel(steps: Sequence[Step], stdin: bytes, values: Mapping[str, str] | None) -> bytes:
     """The raw recorded ``stdin`` from the first cancel step on, paths restored."""
-    cancel = next((s for s in steps if s.kind.value == "cancel"), None)
+    cancel = next((s for s in steps if s.kind is StepKind.CANCEL), None)
     if cancel is None:
         return b""
     rest = stdin[cancel.stdin_bytes :]
@@ -538,7 +539,7 @@ def _replay_one_way(
     result.status = RunStatus.FAILED if first is not None else RunStatus.COMPLETED
     if first is not None:
         result.error = SessionError(code=first.code or "STREAM_ERROR", message=first.message)
-    if any(s.kind.value == "cancel" for s in source.steps):
+    if any(s.kind is StepKind.CANCEL for s in source.steps):
         # ref §10.1 rule 1: a cancelled run is cancelled, whatever its stream said.
         result.status = RunStatus.CANCELLED
         problems: list[str] = []
@@ -754,7 +755,7 @@ def _replay_two_way(
 
 
 def _cancel_frames_finding(
-    source: _Input, session: _Rechunked, capture: CaptureReplay, adapter: Any
+    source: _Input, session: _Rechunked, capture: CaptureReplay, adapter: ReplayAdapter
 ) -> Finding:
     """REPLAY-CANCEL-FRAMES-001: from the cancel on, the session sends what the recorded
     host sent after its cancel step, in order (ids, paths and timestamps aside)."""

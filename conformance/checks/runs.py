@@ -22,6 +22,7 @@ from conformance.evidence import Direction, Frame
 from conformance.rules import all_rules
 from fake_clis.scenario import Scenario, Step
 from harness.formats import find_format, keeps_turn_bookkeeping
+from harness.ladder import StepKind
 from harness.schemas import load_schema
 from harness.secrets import SecretMatcher, spellings
 
@@ -210,7 +211,7 @@ def observe_replay(
     header = recording.header
     exit_info = recording.exit
     # A recording of a cancelled run says so by its cancel step (RECORD-LADDER-001).
-    cancelled = cancel_requested or any(s.kind.value == "cancel" for s in recording.steps)
+    cancelled = cancel_requested or any(s.kind is StepKind.CANCEL for s in recording.steps)
     facts = CloseFacts(
         cancel_requested=cancelled,
         exit_code=exit_info.code,
