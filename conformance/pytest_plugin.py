@@ -353,6 +353,10 @@ def _judge_marked_rules(item: pytest.Item) -> list[str]:
                 siblings=session.siblings if ours else (defn,),
                 source=session.def_path if ours else None,
                 rule_ids=[rid],
+                # PLUGIN-FAKE-001: the adapter-layer checks run the fake the tests run.
+                emulator=resolve_emulator(defn, session.fake_as)
+                if ours and session.fake_as
+                else None,
             )
             results.append((f"def {defn.id!r}", found[rid]))
         else:

@@ -114,6 +114,9 @@ class DefSubject:
     siblings: tuple[AgentDef, ...] = ()
     source: str | None = None
     max_examples: int = 10
+    #: The emulated id whose fake plays the def (the pytest plugin's ``--adapter-fake-as``
+    #: choice); ``None``: :func:`conformance.fakes.fake_for` chooses, as conform does.
+    emulator: str | None = None
 
     @property
     def repro_command(self) -> str:
@@ -251,9 +254,11 @@ def evaluate_def(
     source: str | None = None,
     rule_ids: Iterable[str] | None = None,
     max_examples: int = 10,
+    emulator: str | None = None,
 ) -> dict[str, Finding]:
-    """Run the def-level checks on ``defn`` (all of them, or ``rule_ids``)."""
-    subject = DefSubject(defn, tuple(siblings), source, max_examples)
+    """Run the def-level checks on ``defn`` (all of them, or ``rule_ids``); ``emulator``
+    names the fake that plays it (default: :func:`conformance.fakes.fake_for`'s)."""
+    subject = DefSubject(defn, tuple(siblings), source, max_examples, emulator)
     return {rid: chk.run(subject) for rid, chk in select_checks("def", rule_ids).items()}
 
 

@@ -302,35 +302,39 @@ class _Slot:
         self.obs: AdapterObservations | None = None
 
 
-#: Slots by ``id()`` of the def object (the slot holds the def, so the id stays its own).
+#: Slots by ``id()`` of the def object and the fake that plays it (the slot holds the def,
+#: so the id stays its own).
 #: Big enough that conform's workers never evict a def whose checks are still running: an
 #: evicted def is observed again, a second set of fake runs for the same answer.
-_SLOTS: OrderedDict[int, _Slot] = OrderedDict()
+_SLOTS: OrderedDict[tuple[int, str], _Slot] = OrderedDict()
 _CACHE_SIZE = 64
 #: Guards ``_SLOTS`` only, never a run: defs are observed concurrently, each once.
 _LOCK = threading.Lock()
 
 
-def _slot(defn: AgentDef) -> _Slot:
+def _slot(defn: AgentDef, emulator: str) -> _Slot:
+    key = (id(defn), emulator)
     with _LOCK:
-        slot = _SLOTS.get(id(defn))
+        slot = _SLOTS.get(key)
         if slot is None or slot.defn is not defn:
-            slot = _SLOTS[id(defn)] = _Slot(defn)
-        _SLOTS.move_to_end(id(defn))
+            slot = _SLOTS[key] = _Slot(defn)
+        _SLOTS.move_to_end(key)
         while len(_SLOTS) > _CACHE_SIZE:
             _SLOTS.popitem(last=False)
         return slot
 
 
-def observe_adapter_layer(defn: AgentDef) -> AdapterObservations:
-    """The runs of ``defn``'s fake the checks judge (made once per def object)."""
-    slot = _slot(defn)
+def observe_adapter_layer(defn: AgentDef, emulator: str | None = None) -> AdapterObservations:
+    """The runs of ``defn``'s fake the checks judge (made once per def object and fake);
+    ``emulator``: the fake that plays it (default: :func:`~conformance.fakes.fake_for`'s)."""
+    if emulator is None:
+        emulator, why = fake_for(defn)
+        if emulator is None:
+            raise ValueError(f"no fake plays {defn.id!r}: {why}")
+    slot = _slot(defn, emulator)
     with slot.lock:
         if slot.obs is None:
             obs = AdapterObservations(defn)
-            emulator, why = fake_for(defn)
-            if emulator is None:
-                raise ValueError(f"no fake plays {defn.id!r}: {why}")
             with tempfile.TemporaryDirectory(prefix="od-adapter-layer-") as tmp:
                 lab = _Lab(Path(os.path.realpath(tmp)), defn, emulator)
                 obs.skill_source = str(lab.skill)
@@ -360,12 +364,13 @@ def _evidence(
 
 
 def _no_fake(subject: DefSubject) -> Finding | None:
+    if subject.emulator is not None:
+        return None
     emulator, why = fake_for(subject.defn)
     if emulator is not None:
         return None
     return skipped(
-        f"{why}; the adapter-layer checks run the def's fake (judge the real CLI with a "
-        "live run)"
+        f"{why}; the adapter-layer checks run the def's fake (judge the real CLI with a live run)"
     )
 
 
@@ -396,7 +401,7 @@ def _mcp_turn(subject: DefSubject, what: str) -> tuple[AdapterObservations, Obse
     early = _no_fake(subject)
     if early is not None:
         return early
-    obs = observe_adapter_layer(subject.defn)
+    obs = observe_adapter_layer(subject.defn, subject.emulator)
     turn = obs.mcp_turn
     bad = _ran(subject, turn, what)
     if bad is not None:
@@ -567,7 +572,7 @@ def check_bundle_run(subject: DefSubject) -> Finding:
     early = _no_fake(subject)
     if early is not None:
         return early
-    obs = observe_adapter_layer(defn)
+    obs = observe_adapter_layer(defn, subject.emulator)
     seen = obs.bundle
     if seen is None:
         return _evidence(subject, "no bundle run observed", expected="a run", actual="none")
@@ -702,7 +707,7 @@ def check_session_resume_run(subject: DefSubject) -> Finding:
     early = _no_fake(subject)
     if early is not None:
         return early
-    obs = observe_adapter_layer(defn)
+    obs = observe_adapter_layer(defn, subject.emulator)
     bad = _ran(subject, obs.mcp_turn, "turn 1")
     if bad is not None:
         return bad

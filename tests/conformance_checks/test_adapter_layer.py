@@ -86,6 +86,21 @@ def test_a_def_derived_from_a_builtin_is_judged_like_it_by_the_builtins_fake() -
     assert sum(f.status is Status.PASS for f in mine.values()) == 4
 
 
+@pytest.mark.rule("MCP-RUN-001", "PLUGIN-FAKE-001")
+def test_the_fake_named_for_a_def_is_the_one_its_checks_run() -> None:
+    """The pytest plugin's --adapter-fake-as: codebuddy's fake also speaks claude's stream."""
+    from conformance.checks.adapter_layer import observe_adapter_layer
+
+    derived = dataclasses.replace(BUILTIN_REGISTRY["claude"], id="my-claude", bin="my-claude")
+    chosen = observe_adapter_layer(derived, "codebuddy")
+    default = observe_adapter_layer(derived)
+    assert chosen.mcp_turn is not None and default.mcp_turn is not None
+    assert chosen.mcp_turn.record["agent"] == "codebuddy"
+    assert default.mcp_turn.record["agent"] == "claude"
+    finding = evaluate_def(derived, rule_ids=["MCP-RUN-001"], emulator="codebuddy")
+    assert finding["MCP-RUN-001"].status is Status.PASS, finding["MCP-RUN-001"].reason
+
+
 @pytest.mark.rule(*ADAPTER_RULES)
 def test_a_def_no_fake_speaks_for_is_skipped_naming_why() -> None:
     alien = dataclasses.replace(
