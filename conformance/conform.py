@@ -1,30 +1,7 @@
 """``harness conform``: judge defs rule by rule against their fakes (and, asked, real CLIs).
 
-Two halves (design §Conformance model):
-
-* **Planning is pure.** :func:`plan_conform` takes the defs, the registered checks, the
-  rule catalog, the scenarios and the options, and says what will run: per def its
-  def-level rules, the fake emulator that plays its CLI, the scenarios that apply to it
-  (each left-out scenario with its reason), its run-level rules and, with ``--real``, the
-  live rules. It reads no file, spawns nothing and looks at no clock, so it is tested
-  with plain data.
-* **The runner executes a plan** (:func:`run_conform`): every def-level check, one def
-  after another (they flip ``sys.platform`` under a lock, so never during live runs);
-  then every (def, scenario) run through the real runner (:func:`harness.runner.
-  run_agent_async`), concurrently (fakes are IO-bound), each observed with
-  :func:`~conformance.checks.runs.observe_run` and judged by every run-level check; then
-  ``--real``; then solo re-runs of flaky-listed failures (CONFORM-FLAKY-001). The
-  outcomes are folded by :func:`conformance.verdicts.judge` with the baseline and the
-  flaky list; the exit code is the verdict's (CONFORM-EXIT-001).
-
-Checks are looked up in the registry (:func:`conformance.checks.all_checks`), so a check
-module another area adds to ``CHECK_MODULES`` is judged here without a change.
-
-**Never a silent pass** (design §Conformance model "not_tested"). A def with no fake
-emulator gets ``not_tested`` for every run-level rule (CONFORM-RUN-NOFAKE-001); a run
-that could not be made gets ``not_tested`` for every rule it would have fed; with
-``--real``, a missing :mod:`harness.live` makes every live rule and CONFORM-REAL-001
-``not_tested`` with the import error as the reason.
+Rules: CONFORM-EXIT-001.
+Design: docs/design/conformance.md#conformance.conform
 """
 
 from __future__ import annotations

@@ -3,17 +3,8 @@
 Pure functions over what a finished run left behind (its events, its stderr tail, the
 tail of the log a silent CLI wrote); the runner calls them once the tree is gone.
 
-* **Empty output** (FIDELITY-EMPTY-001). A run that ends without any output a person can
-  use (no text, thinking, tool call or result, artifact or written file) failed, even
-  with exit 0: Antigravity's print mode exits 0 with nothing on stdout or stderr when
-  the login is missing or the quota is spent (seed 002 §4.4), and pi failures after an
-  accepted prompt surface through the same guard (seed 000 §5.10).
-* **Service failures** (FIDELITY-AUTH-001). ref §5.4 ``classifyAgentServiceFailure``:
-  text is an authentication failure before a rate limit before an unavailable upstream;
-  a bare number counts only with HTTP context (``HTTP 401``, ``status: 429``,
-  ``code=503``), never ``exit code 401``. An authentication failure gets the def's own
-  guidance (``AgentDef.auth_guidance``; DeepSeek names its two key locations) or the
-  host's generic one, instead of the raw non-actionable error.
+Rules: FIDELITY-AUTH-001.
+Design: docs/design/runner.md#harness.failures
 """
 
 from __future__ import annotations

@@ -4,68 +4,8 @@ A sans-IO state machine (seed 000 §3 ``acp-json-rpc`` row, §5.4, §5.9; seed 0
 §7.4; ref §2.6; wire §A.1). Newline-delimited JSON-RPC 2.0 over the agent's
 stdin/stdout; we are the client.
 
-Phases and every legal move between them are one table, :data:`MACHINE` (drawn in
-``docs/design/sessions.md``); :class:`~harness.protocols.core.SessionCore` takes each move.
-The handshake (initialize, session/new or session/load, the model) runs in ``HANDSHAKE``;
-a continuing session loads the durable id and sends ``_session/continue`` as its prompt.
-Which result moves the handshake on is one table, :data:`_ON_RESULT`.
-
-Decisions (each pinned by a test):
-
-* **Definitions are data.** Every difference between ACP agents arrives as a
-  constructor argument (:meth:`AcpSession.from_def` reads the ``AgentDef``
-  fields); nothing compares an agent id (seed 002 §7.4: "差异只剩两个 def 字段").
-* **stdout is protocol only** (wire §A.0), but real agents print banners: a
-  non-JSON line is ignored and counted in ``counters["non_json_lines"]``, never
-  fatal (ref §2.6 "non-JSON stdout lines are ignored"). Pretty-printed JSON is
-  reassembled within bounds (:class:`~harness.protocols.jsonrpc.JsonLineReader`).
-* **Large lines.** ``max_line_bytes`` defaults to 16 MiB: real agents write
-  560 KB ``available_commands_update`` lines (qwen 0.24), 40-80 KB ``session/new``
-  results (kilo) and 1.2 MB recordings (reference/real-clis.md, second batch);
-  acp-tck allows 64 MiB (wire §A.0). 16 MiB is ~28x the largest line seen while
-  still bounding memory. A longer line cannot be a message we can act on, and a
-  lost response would hang the turn, so it fails the run (``ACP_FRAME_TOO_LARGE``).
-* **Schema.** Every frame we write is validated against the vendored ACP schema
-  (:mod:`harness.protocols.acp_schema`); a failure is our bug and raises
-  :class:`~harness.protocols.base.LocalProtocolError`. Host input that would make
-  such a frame (a bad MCP server, a relative cwd) is rejected by :meth:`start`
-  with :class:`AcpRequestError`. Every frame received is validated too; a
-  violation is counted (``schema_violations``) and reported as
-  ``Status(label="schema_violation", detail=...)`` but does not fail the run:
-  real agents send fields and updates outside the vendored release (Kiro's
-  ``turn_end`` update, the ``models`` block), and the session already reads
-  every field defensively.
-* **History replay.** ``session/load`` replays the conversation as
-  ``session/update`` notifications before it answers (wire §A.1.2). Message,
-  thought and tool updates that arrive before our prompt is written are that
-  history, not this turn: they are counted (``replayed_updates``), never
-  transcribed. Updates for another ``sessionId`` are counted and ignored.
-* **Cancel is a notification.** ACP v1 defines ``session/cancel`` as a
-  notification (wire §A.1.2; the vendored schema has no request shape for it).
-  Upstream sent it as a request with the next id; we follow the schema.
-* **Tool ids** keep the agent's ``toolCallId`` (see :mod:`harness.protocols.acp_updates`).
-* **AMR native continuation** (seed 000 §12 "AMR compaction continuation (ACP
-  extension v1)", :mod:`harness.protocols.amr_continuation`). A prompt answered with
-  the compaction interruption fails this process, never retryable. Only when the
-  extension was negotiated, the evidence is complete and names the durable session
-  this process opened, every tool call reached a terminal status (checked on our own
-  frames, before the failure closes the open rows) and no cancel was asked for does
-  :attr:`AcpSession.continuation` hold the evidence; :meth:`continuation_session` is then
-  the session for a *new process*: ``initialize`` (negotiated again) -> ``session/load``
-  of the durable id (an error or another ``openCodeSessionId`` is missing or changed
-  history) -> the usual model selection -> ``_session/continue {sessionId,
-  continuation}`` instead of ``session/prompt``. A continuing session never offers a
-  continuation itself: a second interruption is ``AMR_CONTINUATION_EXHAUSTED``. The
-  runner starts it (``harness.runner.engine``, RUN-CONTINUE-001).
-* **Durable handle.** ``session/new`` may name ``openCodeSessionId`` besides the
-  per-process ``sessionId`` (Vela over OpenCode): :attr:`durable_session_id` is the
-  handle a later turn loads, and the ``waiting_for_first_output`` status carries it.
-  A load answer that names a ``sessionId`` gives the id this process's updates carry.
-* **Model unavailable.** A def with ``acp_model_unavailable_error_code`` (AMR,
-  ``AMR_MODEL_UNAVAILABLE``) fails a refused model selection with that code instead of
-  running on the default model (ref §2.6 step 3, ACP-MODEL-003).
-* **Not ported:** the ``ROLE_MARKER_HALLUCINATION`` promotion and image/resource prompt
-  blocks.
+Rules: RUN-CONTINUE-001.
+Design: docs/design/protocols.md#harness.protocols.acp
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """Validation of every ACP frame against the vendored official schema (wire §A.1.1).
 
-The schema's top-level ``anyOf`` does not bind a method to its params, so a frame
-is validated against the ``$def`` its method names: every params/result ``$def``
-carries ``x-method`` and ``x-side`` (``harness/schemas/acp/VENDORED.md``). The map
-``(method, kind) -> $def`` is built from those annotations, kind being
-``request``/``notification`` (the params ``$def``) or ``response`` (the result
-``$def`` of the request a response answers). A ``$def`` is validated through a
-wrapper ``{"$ref": "#/$defs/<Def>", "$defs": ...}`` with
-:class:`jsonschema.Draft202012Validator`.
-
-Sources, in order: ``v1/schema.json`` (stable); ``v1/schema.unstable.json`` for a
-method only defined there; a local two-field shape for ``session/set_model``,
-which is in neither file of the vendored release (VENDORED.md), and local shapes for
-the AMR extension request ``_session/continue`` (:data:`LOCAL_SHAPES`). Error responses
-are checked against the ``Error`` ``$def``; the envelope by
-:func:`harness.protocols.jsonrpc.envelope_problems` (``"jsonrpc": "2.0"``).
-
-Both entry points return a list of problems (empty = valid); they never raise on
-any input. Problem texts are bounded and never carry more than a short excerpt.
+Design: docs/design/protocols.md#harness.protocols.acp_schema
 """
 
 from __future__ import annotations

@@ -5,32 +5,7 @@
 state for one prompt turn: whether thinking started, the visible text emitted so
 far (for the cumulative-snapshot dedupe), and the tool calls by ``toolCallId``.
 
-=================================  ===============================================
-``sessionUpdate``                  events
-=================================  ===============================================
-``agent_thought_chunk``            ``thinking_start`` once, then ``thinking_delta``
-``agent_message_chunk``            snapshot dedupe; first text ``status(streaming,
-                                   ttft_ms)``; then ``text_delta``
-``user_message_chunk``             none (the user's own words)
-``tool_call``/``tool_call_update`` ``status(<sessionUpdate>)``; at a terminal status
-                                   exactly one ``tool_use`` + one ``tool_result``
-``usage_update``,                  none (ignored)
-``session_info_update``,
-``available_commands_update``
-anything else (``plan``,           ``status(label=<sessionUpdate>)``
-``current_mode_update``, ...)
-=================================  ===============================================
-
-**Tool ids (divergence from upstream, documented).** Upstream transcribes a tool
-as ``'acp_' + sha256(toolCallId)[:24]``. We keep the agent's ``toolCallId``
-verbatim: it is already unique within the session (ACP ``ToolCallId``), keeping it
-lets a transcript be matched line by line against the agent's own frames and its
-permission requests, and a hash adds nothing a consumer can use. The
-``tool_use.id`` / ``tool_result.tool_use_id`` pairing is unchanged.
-
-Not ported (ref §2.6 lists them; the brief leaves them out): the tool-call-XML and
-DSML artifact-echo text suppressors, and the length summary that replaces Bash
-results. Tool results are the raw text, truncated at :data:`RESULT_LIMIT`.
+Design: docs/design/protocols.md#harness.protocols.acp_updates
 """
 
 from __future__ import annotations

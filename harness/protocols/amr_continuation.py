@@ -1,30 +1,6 @@
 """The AMR native session continuation contract (ACP extension v1), as pure functions.
 
-Seed 000 "AMR compaction continuation (ACP extension v1)". When OpenCode (behind Vela)
-compacts its context after a tool ran, the prompt can end before the model loop finished.
-The agent then answers ``session/prompt`` with a JSON-RPC error whose ``data`` is
-*continuation evidence*: the durable session id and the exact user/assistant message
-cursor, valid only when every tool result is committed. The host may then load the same
-durable session in a new process and send ``_session/continue`` with only that cursor:
-the model loop goes on without a new user message, so nothing is replayed.
-
-Three questions, three functions (all total: any JSON value in, an answer out):
-
-* :func:`supports_native_continue` -- did ``initialize`` negotiate the extension? Both
-  ``agentCapabilities.loadSession`` and ``agentCapabilities._meta[CAPABILITY].version == 1``
-  are needed; a different version is "unsupported", never guessed at.
-* :func:`is_continuation_incomplete` -- is this RPC failure the compaction interruption at
-  all? Structured ``data.code`` or the legacy wording, matched on the failure channel only
-  (an assistant message that quotes the words is not a failure).
-* :func:`parse_continuation_evidence` -- the cursor, when the evidence is complete,
-  versioned, names a session and comes from the runtime the def names
-  (``acp_native_continue_runtime``; AMR: Vela's OpenCode); ``None`` otherwise. Legacy
-  wording alone never yields one: it is classified (``AMR_CONTINUATION_INCOMPLETE``) but
-  authorizes no continuation and no reseeding or prompt replay.
-
-The session (:mod:`harness.protocols.acp`) adds what only it can know: whether every tool
-call it saw reached a terminal status, whether the evidence names the durable session it
-opened, and whether this process is already the one continuation a run may have.
+Design: docs/design/protocols.md#harness.protocols.amr_continuation
 """
 
 from __future__ import annotations

@@ -9,85 +9,8 @@ Phases and every legal move between them are one table, :data:`MACHINE` (drawn i
 A cancel waits in ``INTERRUPT_PENDING`` until the turn id is known, then writes
 ``turn/interrupt`` once and waits in ``INTERRUPTING``.
 
-Which result moves the handshake on is one table, :data:`_ON_RESULT`; which
-notification does what is another, :data:`_ON_NOTIFICATION`.
-
-Decisions (each pinned by a test in ``tests/protocols/test_codex_app_server.py``):
-
-* **One mapping, shared with exec-json** (seed 000 §5.3, APPSERVER-MAP-001). Item
-  notifications go through :func:`~harness.streams.codex_items.normalize_item` and the
-  same :class:`~harness.streams.codex_items.CodexEventMapper` the ``codex exec --json``
-  parser uses; thread/turn lifecycle, usage and errors are fed to the mapper's own
-  methods, so a command, an MCP call or a usage total gives the same events on both
-  transports. An item the mapper does not claim becomes ``Raw`` with its line, as on
-  exec-json (design principle 3).
-* **Text deltas** (APPSERVER-TEXT-001). ``item/agentMessage/delta`` streams text. The
-  first piece of a message goes through the mapper's ``agent_message`` path, so the
-  paragraph rule (CODEX-PARA-001) decides the ``\\n`` between two messages. Later
-  pieces are fed to the mapper too (its end-of-message newline state then follows
-  the stream), and the boundary newline the mapper adds before a piece is removed:
-  it separates messages, not pieces of one message. The completed ``agentMessage``
-  emits only the suffix not yet streamed for that item id; a completed text that
-  does not extend the streamed text emits nothing (shown text cannot be taken back)
-  and is counted (``divergent_messages``). A message that was never streamed is
-  emitted whole, exactly as exec-json emits it.
-* **Reasoning** (APPSERVER-THINK-001). Summary deltas (``summaryTextDelta``) and raw
-  reasoning deltas (``textDelta``) are accumulated per item and part, joined with a
-  blank line, and fed to the mapper's reasoning path, which emits only the unseen
-  suffix (CODEX-REASONING-001); raw content is keyed ``<item id>:content``.
-* **Resume** (seed 000 §5.3, APPSERVER-RESUME-001). ``thread/resume`` carries the
-  captured thread id and ``excludeTurns: true`` (the history is not needed; without it
-  codex 0.171.0 sends a deprecation notice). Its result names the thread, which must be
-  the requested one; codex sends no ``thread/started`` for a resume, so the session id
-  is always taken from the result.
-* **Usage: last one wins** (APPSERVER-USAGE-001). ``thread/tokenUsage/updated`` carries
-  the thread-cumulative ``total`` (the same semantics as exec-json's
-  ``turn.completed.usage``, seed 002 §7.3 "流里的 usage 是累计值"). The session keeps
-  the latest ``total`` and emits one ``Usage`` when the turn ends, through the
-  mapper's ``turn_completed``, so hosts never add up cumulative counters twice. Usage
-  that arrives before our turn id is known is the previous turn's, replayed by
-  ``thread/resume``; it is counted (``foreign_notifications``), not kept.
-* **Errors** (APPSERVER-ERROR-001). An ``error`` notification with ``willRetry: true``
-  is a reconnect notice: codex 0.171.0 sends ``message: "Reconnecting... 1/2"`` and
-  the cause in ``additionalDetails``; both are handed to the mapper's reconnect rule
-  (CODEX-RECONNECT-001), and a retry notice it cannot parse still becomes
-  ``Status(agent_reconnecting)``, never an ``Error``. Without ``willRetry`` the error
-  goes through the mapper's first-error-only latch (CODEX-ERROR-ONCE-001), as does a
-  failed turn's error.
-* **Patch previews** (seed 000 §5.3, APPSERVER-PATCH-001/002/003). The feature override
-  ``features.apply_patch_streaming_events`` is sent on ``thread/start`` and
-  ``thread/resume`` only when ``initialize.userAgent`` names a stable server version
-  >= 0.123.0 (:func:`supports_patch_streaming`). With previews on, file changes are
-  keyed by *file*: codex 0.171.0 reports preview paths relative to the cwd and final
-  paths absolute, and a later snapshot may reorder files, so the row id is
-  ``<item id>#<absolute path>#0`` (the mapper's ``<id>#<index>`` scheme applied to a
-  one-change item). A preview (``item/fileChange/patchUpdated``, or the
-  ``fileChange`` ``item/started`` snapshot) emits one ``ToolInFlight`` Write/Edit row
-  per file as soon as its path is known, the early form of a row that the shared
-  mapper also uses for ``web_search``; the completed ``fileChange`` is fed to the
-  mapper one change at a time under that id, which emits the row's single
-  ``ToolUse`` (with ``od_diff_stat``) and its ``ToolResult``. Without previews the
-  completed item goes to the mapper whole (ids ``<item id>#<index>``, as exec-json).
-  ``patchUpdated`` that arrives although the override was not sent is counted and
-  not rendered (``ignored_patch_previews``).
-* **Server requests are always answered** (seed 000 §10, APPSERVER-REQ-001/002). The
-  thread runs with ``approvalPolicy: "never"``; should codex still ask, approvals get
-  the most permissive decision that does not persist beyond the session
-  (``acceptForSession``; legacy ``approved_for_session``; a permissions request is
-  granted what it asked for with ``scope: "session"``). Decisions that write
-  persistent policy (execpolicy or network amendments) are never chosen. Every other
-  request (user input, MCP elicitation, dynamic tools, auth refresh, attestation) gets
-  JSON-RPC error -32601. Both are counted.
-* **Ending** (APPSERVER-TURN-001..003). ``codex app-server`` stays alive after a turn,
-  so every finish closes stdin and asks the shell to terminate the tree after
-  ``shutdown_grace_ms`` unless it exited (codex exits ~250 ms after stdin EOF).
-* **Robustness.** Non-JSON stdout lines become ``Raw`` (``non_json_lines``), JSON that
-  is not a JSON-RPC message becomes ``Raw`` (``invalid_messages``); a line longer than
-  ``max_line_bytes`` (16 MiB: a lost response would hang the turn) fails the run.
-  Notifications for another thread or turn are counted (``foreign_notifications``);
-  notifications with no mapping are counted (``ignored_notifications``).
-* **No frame text in errors.** ``SessionError.line`` is always ``None``: frames carry the
-  prompt and tool output. A peer's own error message is passed on bounded.
+Rules: APPSERVER-THINK-001.
+Design: docs/design/protocols.md#harness.protocols.codex_app_server
 """
 
 from __future__ import annotations

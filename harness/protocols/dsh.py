@@ -9,29 +9,7 @@ Phases and every legal move between them are one table, :data:`MACHINE` (drawn i
 A run ends in one of three terminal phases: ``RESULT`` (a terminal result frame),
 ``ENDED`` (cancelled without one) or ``FAILED``.
 
-Decisions (documented here, each pinned by a test):
-
-* **No frame text in errors.** ``SessionError.line`` is always ``None`` and
-  messages give the stdout line *number*, never its content: a frame may hold
-  the prompt or raw tool output, which seed 001 §6 and §14 forbid logging.
-  Validation details name the field, never the value (ref §2.8).
-* **First error is terminal.** After a failure the session discards input;
-  no event, frame or control follows ``Finished(FAILED)``.
-* **Output after the result** (seed 001 §6 "Only one terminal result is
-  accepted"; "The runtime exits after the terminal result"): ``Finished``
-  was already emitted, so every later non-empty stdout line is counted in
-  ``counters["frames_after_result"]`` and the first one also yields one
-  ``Error`` event (code ``DSH_PROFILE_FRAME_AFTER_RESULT``). The host turns an
-  in-stream error into a failed run (ref §1.2, path 1), as upstream marks the
-  session fatal. Output after a finish that had no result (cancelled before
-  ``ready``, or cancel grace expired) is only counted in
-  ``counters["lines_after_finish"]``: the process is being torn down.
-* **Cancel grace** expires only when ``tick`` is called at or after the
-  deadline; a ``result: cancelled`` that arrives before that is accepted.
-  A ``completed``/``failed`` result that races a cancel is reported as the
-  runtime stated it.
-* **Failure shutdown.** A failed run closes stdin and asks the shell to
-  terminate the process tree after ``terminate_grace_ms`` unless it exited.
+Design: docs/design/protocols.md#harness.protocols.dsh
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """Small JSON-RPC 2.0 helpers shared by the two-way sessions (ACP, codex app-server).
 
-Three jobs, all sans-IO:
-
-* **build** frames: :func:`request`, :func:`notification`, :func:`response`,
-  :func:`error_response`, and :func:`encode` them as one line;
-* **classify** one parsed JSON value as a :class:`Request`, :class:`Notification`,
-  :class:`Response`, :class:`ErrorResponse` or :class:`Invalid` (:func:`classify`),
-  and list its envelope problems (:func:`envelope_problems`);
-* **read** stdout into JSON values with :class:`JsonLineReader` (the shared line
-  decoder, non-JSON lines reported, pretty-printed messages reassembled).
-
-A :class:`Dialect` says whether the ``"jsonrpc": "2.0"`` member is written and
-required. ACP requires it (the schema's top level ``required: ["jsonrpc"]``);
-codex app-server omits it on the wire (wire §A.0: "Parameterize the envelope
-validator per protocol"), so that session passes :data:`CODEX_APP_SERVER`.
-
-Request ids are strings or integers (never booleans, never fractions): codex-acp
-sends UUID strings toward the client, our own ids are integers (ref §2.6 "ids are
-sequential integers starting at 1").
+Design: docs/design/protocols.md#harness.protocols.jsonrpc
 """
 
 from __future__ import annotations

@@ -1,27 +1,6 @@
 """Which images a pi ``prompt`` command carries: a pure policy over facts the caller gathered.
 
-Seed 000 §5.10 "Images": pi's RPC ``prompt`` command takes an ``images`` field of base64
-``ImageContent`` objects; the host reads the validated image paths when the session starts and
-"unreadable images are skipped rather than failing the run". Ref §2.7 gives the limits: at
-most 10 images, at most 20 MiB in total, extensions ``.png .jpg .jpeg .gif .webp``, and the
-*resolved* path must be a regular file inside the upload root (a symlink that passed a prefix
-check on its own path must not smuggle a file from elsewhere).
-
-Sans-IO like the rest of :mod:`harness.protocols`: the IO shell resolves each path, stats it
-and reads it, then hands the facts over as :class:`ImageCandidate` values. Candidates are taken
-in order; a rejected candidate is skipped and the next one is considered, so one bad path never
-hides the good ones after it:
-
-1. the 10th accepted image ends the selection (PI-IMAGE-001);
-2. an empty path, a path that did not resolve, or a resolved path that is not a regular file is
-   skipped (PI-IMAGE-004);
-3. a resolved path outside ``upload_root`` is skipped (PI-IMAGE-004);
-4. an extension outside the allowed five (judged on the *resolved* name, case-insensitively) is
-   skipped (PI-IMAGE-003);
-5. a candidate whose bytes could not be read (``data is None``) is skipped (PI-IMAGE-005);
-6. a candidate that would push the running total past 20 MiB is skipped, and smaller ones after
-   it may still fit (PI-IMAGE-002). Its weight is the larger of its stat size and the bytes
-   actually read, so a file that grew between stat and read cannot break the budget.
+Design: docs/design/protocols.md#harness.protocols.pi_images
 """
 
 from __future__ import annotations

@@ -1,63 +1,6 @@
 """The pi-rpc session: one run of ``pi --mode rpc`` (seed 000 §5.10; ref §2.7; wire §A.2).
 
-A sans-IO state machine. The host writes commands (one compact JSON object per line, each
-with an ``id`` from a per-session integer counter starting at 1); pi answers each command with
-``{"type": "response", "id", "command", "success", "error"?}`` and streams events that carry
-no id. pi echoes the id exactly as sent, so responses are matched by id (an integer, never a
-bool or a float).
-
-Phases and every legal move between them are one table, :data:`MACHINE` (drawn in
-``docs/design/sessions.md``); :class:`~harness.protocols.core.SessionCore` takes each move.
-
-Decisions (each pinned by a test in ``tests/protocols/test_pi_rpc.py``):
-
-* **Nothing dropped silently** (design principle 3). Upstream drops non-JSON lines (ref §2.9)
-  and unknown events; here a line that is not JSON, not an object, has no string ``type``, or
-  names an event pi's RPC docs do not list becomes a :class:`Raw` event (``raw_lines`` and
-  ``unknown_events`` counters). Known events that map to nothing (``message_start``,
-  ``message_end`` — usage comes only from ``turn_end`` —, ``text_start``, ``toolcall_*``,
-  ``tool_execution_update``, ``queue_update``, …) are consumed and counted
-  (``consumed_events``). An oversize line is ``Raw`` with ``truncated_bytes``, except an
-  oversize ``agent_end`` (its ``messages`` repeat the whole run, and the session needs only its
-  type), which still ends the run.
-* **Line cap.** ``message_update`` lines repeat the whole partial message twice (``message``
-  and ``assistantMessageEvent.partial``), so one line grows with the reply; the default cap is
-  64 MiB (wire §A.0's acp-tck ``max_line_bytes``), not the 1 MiB of strict profiles.
-* **Failures after acceptance** (seed 000 §5.10 "Gotcha": ``success: true`` only means the
-  prompt was accepted; failures surface through ``extension_error``, ``auto_retry_end`` with
-  ``success: false``, and the event stream). Every in-stream :class:`Error` marks the run as
-  failed (ref §1.2 path 1, ref §10.1 "An in-stream error event flips the run to failed"):
-  ``agent_end`` then yields ``Finished(FAILED, PI_AGENT_ERROR)``, not ``COMPLETED``.
-* **pi's own retries** (pi 0.73.1, checked against the real CLI): a retryable model error is
-  reported as ``turn_end{stopReason:"error"}`` then ``agent_end``, and only *then*
-  ``auto_retry_start`` (or ``auto_retry_end{success:false}`` when retries are exhausted, or
-  ``compaction_start`` for context-overflow recovery). Finishing at that first ``agent_end``
-  (upstream) loses successful retries and never sees the exhausted ``auto_retry_end`` the seed
-  names. So after an ``agent_end`` whose last turn stopped with ``"error"`` the session waits
-  ``retry_window_ms`` (``SetDeadline`` label ``pi-retry-window``): a retry or compaction
-  continues the run, and the failed attempt's model errors no longer decide the outcome (the
-  ``Error`` events were already published; the ``retrying`` status follows them);
-  ``auto_retry_end{success:false}``, a ``compaction_end`` that will not retry, end of output
-  or the deadline end it as failed. ``retry_window_ms=0`` restores upstream's behaviour.
-* **Cancel** sends ``{"id", "type": "abort"}`` once; the grace is ``graceful_shutdown_ms``.
-  pi answers an abort only after the agent is idle, so ``agent_end`` usually comes first (the
-  real CLI: ``turn_end{stopReason:"aborted"}``, ``agent_end``, then the abort response);
-  either ends the run as cancelled. While cancelling, events are not published (upstream
-  marks the run finished on abort) but counted (``events_after_cancel``), and extension
-  dialogs are *dismissed* (``cancelled: true``) rather than approved, so a dialog cannot block
-  the abort and nothing is confirmed on the user's behalf after they cancelled.
-* **Extension UI** is answered while the run is live (ref §2.7 ``replyExtensionUi``):
-  ``confirm`` -> ``confirmed: true``; any other dialog method -> the first option of
-  ``params.options ?? options`` (a string as is, else its ``label ?? value ?? ""``), or
-  ``cancelled: true`` without options; fire-and-forget methods get no reply; a request
-  without an id is ignored. All are counted.
-* **new_session cancelled by an extension** (``success: true, data.cancelled: true``): the
-  prompt is still sent, as upstream does, but a ``status{label:"warning"}`` says the parent
-  session was not linked (counter ``parent_session_cancelled``).
-* **Shutdown.** Every end closes stdin and asks for ``Terminate(after_ms=graceful_shutdown_ms)``
-  (pi stays alive after ``agent_end`` by design; it exits on stdin EOF, the SIGTERM is the
-  fallback, ref §2.7 ``PI_GRACEFUL_SHUTDOWN_MS``), except an expired cancel grace:
-  ``Terminate(0)``. After the end every non-blank line is counted (``lines_after_finish``).
+Design: docs/design/protocols.md#harness.protocols.pi_rpc
 """
 
 from __future__ import annotations

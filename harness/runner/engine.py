@@ -1,54 +1,7 @@
 """The run loop: spawn one agent CLI, pump its pipes, drive its parser or session, end it.
 
-The only place besides :func:`harness.run.run_probe` that starts processes (design
-principle 1). Everything the CLI says goes through the sans-IO core: a one-way parser
-(:func:`harness.formats.create_parser`) or a two-way session (:mod:`harness.protocols`);
-this module only moves bytes, keeps time and stops processes. It is the only place
-that reads a clock: sessions get ``now_ms`` from :func:`time.monotonic`.
-
-Lifecycle (rules in ``conformance/rules/runner.py``):
-
-1. **Before spawn** (RUN-SPAWN-001, :mod:`harness.runner.prepare`): transport,
-   executable and launch env (seed 002 §5), ``build_args``, the prompt budget (seed 002
-   §6.3, RUN-BUDGET-001), the session's ``start``; a refusal is a failed result and
-   nothing is spawned.
-2. **Spawn** with three pipes, stderr separate (wire §B.7 "stderr must stay separate"),
-   in a new session / process group (:mod:`harness.runner.proctree`).
-3. **Prompt** (RUN-STDIN-001, seed 002 §6.2): stdin text is written and stdin closed;
-   a stream-json line is written and stdin stays open until
-   :func:`harness.prompt.should_close_stdin` fires; file and argv delivery close stdin at
-   once; protocol delivery writes the session's frames.
-4. **Pump** (RUN-PUMP-001): stdout and stderr are read concurrently by the event loop
-   and queued, with bounded buffering (:mod:`harness.runner.pipes`), so neither pipe can
-   fill up and block the CLI while we wait on the other.
-5. **Timeouts** (ref §10.1): *first output* is an absolute deadline from spawn to the
-   first substantive event: any event except ``status`` and ``raw`` (lifecycle labels,
-   banners, heartbeats and unparsed noise do not count) and except a whitespace-only
-   ``text_delta`` (RUN-TIMEOUT-FIRST-001). *Inactivity* fires after N ms without a byte on
-   stdout or stderr (RUN-TIMEOUT-IDLE-001). Either terminates the tree; the run fails with
-   ``RUN_FIRST_OUTPUT_TIMEOUT`` / ``RUN_INACTIVITY_TIMEOUT`` and keeps its events. Both
-   are disarmed once a session finished, the process exited, or a cancel began.
-6. **Cancel** (seed 001 §10, seed 000 §5.10, ref §10.1; RUN-CANCEL-ORDER-001): the
-   protocol cancel where the format has one (the session writes it: dsh ``cancel``, ACP
-   ``session/cancel``, pi ``abort``, app-server ``turn/interrupt``), the session's bounded
-   grace (``SetDeadline``/``tick``), then stdin closed, then the tree terminated
-   (SIGTERM / CTRL_BREAK), then force-killed after ``shutdown_grace_ms``. One-way
-   formats have no protocol cancel and start at "close stdin".
-7. **Reap** (RUN-REAP-001): the run ends only when the leader was reaped and no owned
-   process is alive. Stragglers left by a leader that exited on its own are stopped the
-   same way (seed 001 §6: "OD still reaps and verifies the process tree"). The time from
-   a cancel request to that point is ``cancel_latency_ms``.
-8. **After**: plain-stream artifacts are written into the cwd (seed 000 §5.13,
-   RUN-ARTIFACTS-001, :mod:`harness.runner.plain`), the cwd is compared with its
-   snapshot (RUN-FILES-001), the pi session file is captured (ref §2.7), and the close
-   status is classified (:func:`harness.runner.status.classify_close_status`,
-   RUN-STATUS-001).
-9. **Continue**, between 7 and 8 (RUN-CONTINUE-001, seed 000 §12): when the session's
-   turn was interrupted in a way it may continue natively
-   (:class:`~harness.protocols.base.ContinuableSession`: the AMR compaction continuation),
-   the tree is reaped, no cancel or runner failure came, and the run has not continued
-   yet, steps 2-7 run once more with the continuing session in a new process of the
-   same command; the run keeps both processes' events.
+Rules: RUN-BUDGET-001, RUN-CANCEL-ORDER-001, RUN-FILES-001, RUN-PUMP-001.
+Design: docs/design/runner.md#harness.runner.engine
 """
 
 from __future__ import annotations
