@@ -55,7 +55,7 @@ from harness.record import (
     restore_paths,
 )
 from harness.replay_budget import BudgetVerdict, budget_verdicts
-from harness.replay_cancel import Canceller, CancelPlan, ladder_problems
+from harness.replay_cancel import Canceller, CancelPlan, describe_ladder, ladder_problems
 from harness.scrub import restore_bytes
 
 __all__ = [
@@ -921,8 +921,7 @@ def _ladder_finding(steps: Sequence[Step]) -> Finding:
     problems = ladder_problems(steps)
     if problems:
         return Finding("REPLAY-CANCEL-LADDER-001", "fail", "; ".join(problems))
-    names = " > ".join(s.kind.value for s in steps)
-    return Finding("REPLAY-CANCEL-LADDER-001", "pass", names)
+    return Finding("REPLAY-CANCEL-LADDER-001", "pass", describe_ladder(steps))
 
 
 def _timing_finding(canceller: Canceller, timing: bool) -> Finding:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from harness.ladder import Step, StepKind
 from harness.protocols.base import Actions, SetDeadline, TwoWaySession
 
-__all__ = ["CancelPlan", "Canceller", "GraceTick", "ladder_problems"]
+__all__ = ["CancelPlan", "Canceller", "GraceTick", "describe_ladder", "ladder_problems"]
 
 #: Rounding slack when comparing recorded gaps (times are written to 0.001 ms).
 _SLACK_MS = 0.01
@@ -147,6 +147,29 @@ def _reap_problems(steps: Sequence[Step], cancel: Step | None) -> list[str]:
     if cancel is not None and not (len(steps) == 1 and cancel.detail.get("exited")):
         return ["the tree was never reaped"]
     return []
+
+
+def describe_ladder(steps: Sequence[Step]) -> str:
+    """The ladder for a person: each step, what it carried, and when after the cancel
+    (``cancel at 1127 ms > grace 2000 ms > stdin_close +4 ms > terminate SIGTERM +4 ms``)."""
+    if not steps:
+        return "no steps"
+    origin = steps[0].t_ms
+    parts: list[str] = []
+    for step in steps:
+        if step is steps[0]:
+            parts.append(f"{step.kind.value} at {step.t_ms:g} ms")
+            continue
+        what = step.kind.value
+        detail = step.detail
+        if step.kind is StepKind.GRACE:
+            what += f" {float(detail['ms']):g} ms ({detail['label']})"
+        elif step.kind in (StepKind.TERMINATE, StepKind.KILL):
+            what += f" {detail['signal']}"
+        elif step.kind is StepKind.EXITED:
+            what += f" {detail['signal'] or detail['code']}"
+        parts.append(f"{what} +{step.t_ms - origin:.0f} ms")
+    return " > ".join(parts)
 
 
 @dataclass(frozen=True)

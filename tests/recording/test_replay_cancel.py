@@ -19,7 +19,7 @@ from harness.corpus import CANCEL_CASES, CORPUS_DIR
 from harness.ladder import Step, StepKind
 from harness.record import load_recording, parse_recording
 from harness.replay import ReplayResult, replay_recording
-from harness.replay_cancel import ladder_problems
+from harness.replay_cancel import describe_ladder, ladder_problems
 from tests.recording.test_replay import FakeClock
 
 CANCEL_FILES = sorted(p for c in CANCEL_CASES for p in CORPUS_DIR.glob(f"*/{c.name}.jsonl"))
@@ -317,3 +317,21 @@ def test_a_grace_delivered_early_fails() -> None:
     result = replay_recording(recording, timing=True, clock=StoppedClock())
     assert _verdicts(result)["REPLAY-CANCEL-TIMING-001"] == "fail"
     assert "before the recorded" in _message(result, "REPLAY-CANCEL-TIMING-001")
+
+
+@pytest.mark.rule("REPLAY-CANCEL-LADDER-001")
+def test_a_passing_ladder_is_described_with_its_gaps() -> None:
+    steps = [
+        CANCEL,
+        _step(100.4, StepKind.GRACE, ms=2000, label="g"),
+        _step(104, StepKind.STDIN_CLOSE, stdout_chunks=1),
+        _step(104, StepKind.TERMINATE, stdout_chunks=1, signal="SIGTERM", grace_ms=500),
+        _step(171, StepKind.EXITED, stdout_chunks=1, code=None, signal="SIGTERM"),
+        _step(171, StepKind.REAPED, stdout_chunks=1, abandoned=False),
+    ]
+    assert describe_ladder(steps) == (
+        "cancel at 100 ms > grace 2000 ms (g) +0 ms > stdin_close +4 ms > "
+        "terminate SIGTERM +4 ms > exited SIGTERM +71 ms > reaped +71 ms"
+    )
+    result = replay_recording(load_recording(CORPUS_DIR / "claude-stream-json" / "cancel.jsonl"))
+    assert "terminate SIGTERM +" in _message(result, "REPLAY-CANCEL-LADDER-001")
