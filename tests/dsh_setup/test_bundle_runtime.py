@@ -146,6 +146,7 @@ def test_probe_and_models_frames(package: Path, tmp_path: Path) -> None:
             "runtime": "open-design",
             "protocol_version": 1,
             "plugin_version": build_bundle.VERSION,
+            "compatibility_generation": "od-dsh.1",
             "capabilities": {
                 "session_resume": True,
                 "session_cancel": True,

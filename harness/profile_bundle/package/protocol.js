@@ -5,6 +5,9 @@ import { readFileSync } from 'node:fs'
 
 export const RUNTIME = 'open-design'
 export const PROTOCOL_VERSION = 1
+// The composition generation a host keys resume on (seed 001 §7): bumped whenever this
+// bundle's patch or plugin changes what a run does, so no session crosses such a change.
+export const COMPATIBILITY_GENERATION = 'od-dsh.1'
 export const CAPABILITIES = Object.freeze({
   session_resume: true,
   session_cancel: true,
@@ -20,7 +23,7 @@ export function pluginVersion() {
   return String(manifest.version)
 }
 
-/** The `probe` or `ready` frame: runtime identity, protocol version and capabilities. */
+/** The `probe` or `ready` frame: identity, protocol and composition generations, capabilities. */
 export function identityFrame(type, version) {
   return {
     v: 1,
@@ -28,6 +31,7 @@ export function identityFrame(type, version) {
     runtime: RUNTIME,
     protocol_version: PROTOCOL_VERSION,
     plugin_version: version,
+    compatibility_generation: COMPATIBILITY_GENERATION,
     capabilities: { ...CAPABILITIES },
   }
 }
