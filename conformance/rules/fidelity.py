@@ -127,4 +127,14 @@ RULES = (
         citation="seed 002 §4.5; ref §2.6",
         formats=("acp-json-rpc",),
     ),
+    Rule(
+        id="FIDELITY-MIDTURN-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "A user message the host sends during a turn is written to a held-open "
+            "stream-json stdin, which then stays open until that message's own terminal "
+            "turn; where the protocol takes none, the run reports it was not forwarded."
+        ),
+        citation="seed 002 §6.2; ref §2.1.8",
+    ),
 )

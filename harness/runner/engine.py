@@ -37,6 +37,7 @@ from harness.prompt import (
     keep_stdin_open,
     should_close_stdin,
     stdin_payload,
+    stream_json_user_message,
 )
 from harness.protocols.base import (
     Actions,
@@ -183,6 +184,7 @@ def _tail(path: str) -> str:
     except OSError:
         return ""
 
+
 class WireTap(Protocol):
     """Sees a run on the wire (a recorder: :class:`harness.record.RunRecorder`).
 
@@ -265,11 +267,19 @@ class _Run:
         cancel: asyncio.Event | None,
         tap: WireTap | None = None,
         retention: EventRetention | None = None,
+        *,
+        messages: asyncio.Queue[str] | None = None,
     ) -> None:
         self.req = request
         self.on_event = on_event
         self.tap = tap
         self.cancel_event = cancel
+        #: The host's further user messages for this turn (FIDELITY-MIDTURN-001).
+        self.messages = messages
+        #: User messages written mid-turn; stdin stays open until each has its own
+        #: terminal turn.
+        self.forwarded = 0
+        self.terminal_turns = 0
         self.t0 = _now()
         self.platform = sys.platform
         env = dict(os.environ if request.env is None else request.env)
@@ -654,6 +664,9 @@ class _Run:
             watcher.add_done_callback(
                 lambda fut: None if fut.cancelled() else queue.put_nowait(("cancel", None))
             )
+        forwarder: asyncio.Future[Any] | None = None
+        if self.messages is not None:
+            forwarder = asyncio.ensure_future(_relay(self.messages, queue))
         try:
             self._deliver_prompt(start_actions)
             await self._loop(queue)
@@ -663,6 +676,8 @@ class _Run:
         finally:
             if watcher is not None and not watcher.done():
                 watcher.cancel()
+            if forwarder is not None and not forwarder.done():
+                forwarder.cancel()
         return None
 
     def _deliver_prompt(self, start_actions: Actions | None) -> None:
@@ -731,6 +746,24 @@ class _Run:
             self._on_exit(now)
         elif kind == "cancel":
             self._on_cancel(now)
+        elif kind == "user_message":
+            self._on_user_message(str(value))
+
+    def _on_user_message(self, text: str) -> None:
+        """FIDELITY-MIDTURN-001: a further user message joins the turn where the protocol
+        takes one (a stream-json stdin still open, seed 002 §6.2); elsewhere the run says
+        it was not forwarded, never silently."""
+        why: str | None = None
+        if not keep_stdin_open(self.defn):
+            why = f"{self.defn.stream_format} takes no user message after the prompt"
+        elif self.stdin_closed or self.stdin_lost or self.exited or self.cancel_requested:
+            why = "the turn is over (stdin is closed)"
+        if why is not None:
+            self._publish(Status(label="user_message_not_forwarded", detail=why))
+            return
+        self._write(stream_json_user_message(text))
+        self.forwarded += 1
+        self._publish(Status(label="user_message_forwarded"))
 
     # ------------------------------------------------------------------ stdout
 
@@ -776,8 +809,11 @@ class _Run:
             if bookkeeping and is_clean_terminal_turn(event):
                 self.turn_clean = True
             if not self.stdin_closed and should_close_stdin(self.defn, event):
+                self.terminal_turns += 1
+            if self.terminal_turns > self.forwarded and not self.stdin_closed:
                 # ref §2.1.8 (RUN-STDIN-001): the held-open stdin closes at the first
-                # terminal turn, never at a mid-tool turn_end{tool_use}.
+                # terminal turn, never at a mid-tool turn_end{tool_use}; a forwarded user
+                # message gets its own terminal turn first (FIDELITY-MIDTURN-001).
                 self._close_stdin()
                 if self.turn_clean and self.completed_at is None:
                     self.completed_at = now
@@ -1204,6 +1240,7 @@ async def run_agent_async(
     cancel: asyncio.Event | None = None,
     tap: WireTap | None = None,
     retention: EventRetention | None = None,
+    messages: asyncio.Queue[str] | None = None,
 ) -> RunResult:
     """Run one turn of ``request.defn`` and return what happened (never raises for the CLI).
 
@@ -1211,8 +1248,16 @@ async def run_agent_async(
     or read from the CLI (a recorder). Setting ``cancel`` cancels the run in the seeds'
     order. Cancelling the awaiting task kills and reaps the tree first. ``retention``
     bounds the events kept on the result (:class:`EventRetention`; default: all).
+    A text put on ``messages`` is a further user message for the turn in progress
+    (FIDELITY-MIDTURN-001).
     """
-    return await _Run(request, on_event, cancel, tap, retention).execute()
+    return await _Run(request, on_event, cancel, tap, retention, messages=messages).execute()
+
+
+async def _relay(messages: asyncio.Queue[str], queue: asyncio.Queue[tuple[str, Any]]) -> None:
+    """Hand each host message to the run's loop, in order."""
+    while True:
+        queue.put_nowait(("user_message", await messages.get()))
 
 
 #: The signals that cancel a run started by a command (SIG-CANCEL-001): the terminal's

@@ -9,6 +9,7 @@ explains is read from stderr and that log (ref §5.4), with the def's auth guida
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -217,3 +218,55 @@ def test_a_log_older_than_the_run_is_not_read(world: FakeWorld) -> None:
     os.utime(old, (1_000_000_000, 1_000_000_000))
     result = _run(world, "opencode", [{"kind": "usage", "input_tokens": 1, "output_tokens": 0}])
     assert result.error is not None and result.error.code == "AGENT_EMPTY_OUTPUT"
+
+
+# -- a user message mid-turn (FIDELITY-MIDTURN-001) --------------------------------------------
+
+
+def _with_message(world: FakeWorld, agent: str, record: Path) -> RunResult:
+    """Run ``agent`` on the slow scenario; send a further user message at its first text."""
+
+    async def main() -> RunResult:
+        messages: asyncio.Queue[str] = asyncio.Queue()
+
+        def on_event(event: Any) -> None:
+            if isinstance(event, TextDelta) and messages.empty() and not sent:
+                sent.append(True)
+                messages.put_nowait("Also add a footer.")
+
+        request = world.request(agent, "slow", env_extra={"FAKE_CLI_RECORD": str(record)})
+        return await run_agent_async(request, on_event=on_event, messages=messages)
+
+    sent: list[bool] = []
+    return asyncio.run(main())
+
+
+@pytest.mark.rule("FIDELITY-MIDTURN-001")
+def test_a_message_mid_turn_reaches_a_stream_json_cli_and_gets_its_own_turn(
+    world: FakeWorld, tmp_path: Path
+) -> None:
+    record = tmp_path / "claude-record.json"
+    result = _with_message(world, "claude", record)
+    assert result.succeeded, result.error
+    labels = [e.label for e in result.events if isinstance(e, Status)]
+    assert "user_message_forwarded" in labels
+    seen = json.loads(record.read_text(encoding="utf-8"))
+    assert seen["prompts"][1] == "Also add a footer."
+    # Both turns ran to their end before stdin closed: two terminal results.
+    ends = [e for e in result.events if isinstance(e, Usage)]
+    assert len(ends) == 2
+
+
+@pytest.mark.rule("FIDELITY-MIDTURN-001")
+def test_a_message_mid_turn_is_reported_where_the_protocol_takes_none(
+    world: FakeWorld, tmp_path: Path
+) -> None:
+    result = _with_message(world, "qwen", tmp_path / "qwen-record.json")
+    assert result.succeeded, result.error
+    refused = [
+        e
+        for e in result.events
+        if isinstance(e, Status) and e.label == "user_message_not_forwarded"
+    ]
+    assert len(refused) == 1 and refused[0].detail is not None
+    assert "takes no user message" in refused[0].detail
