@@ -176,6 +176,10 @@ def test_harness_dsh_setup_installs_the_bundle_into_the_real_dsh(
     env["DSH_HOME"] = str(dirs.home / "dsh-home")
     env["DSH_BIN"] = dsh
     env["PATH"] = f"{Path(pnpm).parent}:{env.get('PATH', '')}"
+    # The bundle is a local tarball without dependencies: pnpm needs no registry, and a dead
+    # loopback one proves it (no network but loopback).
+    env["npm_config_registry"] = "http://127.0.0.1:9/"
+    env["npm_config_update_notifier"] = "false"
     proc = subprocess.run(
         [sys.executable, "-m", "harness", "dsh", "setup", "--yes", "--json"],
         env=env,
