@@ -25,18 +25,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance.baseline import EntryList
-from conformance.checks import Finding, not_tested, skipped, to_outcomes
+from conformance.checks import Finding, all_checks, evaluate_def, not_tested, skipped, to_outcomes
+from conformance.checks.loader import load_def_file
+from conformance.checks.runs import evaluate_run, observe_run
 from conformance.fakes import clean_fake_env, emulator_for
-from conformance.rules import Rule
+from conformance.rules import Rule, all_rules
 from conformance.verdicts import DEFAULT_MAX_RERUNS, Outcome, Status, Verdict, judge, should_rerun
-from harness.defs.types import AgentDef
+from fake_clis.catalog import all_specs, unemulated_steps
+from fake_clis.scenario import load_scenario
+from harness.defs.registry import BUILTIN_DEFS
+from harness.defs.types import AgentDef, ResumeStyle
 from harness.errors import HarnessError
+from harness.fakes_install import shim_name, shim_text
 from harness.replay_budget import BudgetVerdict, budget_verdicts
+from harness.runner import RunRequest, is_substantive, run_agent_async
 
 if TYPE_CHECKING:
     from fake_clis.scenario import Scenario
     from harness.events import Event
-    from harness.runner import RunRequest
 
 __all__ = [
     "BUILTIN_BASELINE",
@@ -151,9 +157,6 @@ def builtin_targets(
     defs: Sequence[AgentDef], agents: Sequence[str] | None = None
 ) -> list[DefTarget]:
     """Targets for the built-in (and local profile) defs, all or the ``agents`` asked for."""
-    from fake_clis.catalog import all_specs
-    from harness.defs.registry import BUILTIN_DEFS
-
     by_id = {d.id: d for d in defs}
     if agents:
         unknown = [a for a in agents if a not in by_id]
@@ -178,10 +181,6 @@ def file_targets(paths: Sequence[str], reserved_ids: Iterable[str]) -> list[DefT
     A bad file raises :class:`~conformance.checks.loader.DefFileError` naming the file and
     the field (DEFCHECK-LOAD-001); ``harness conform`` then exits 2 and runs nothing.
     """
-    from conformance.checks.loader import load_def_file
-    from fake_clis.catalog import all_specs
-    from harness.defs.registry import BUILTIN_DEFS
-
     emulators = set(all_specs())
     reserved = set(reserved_ids)
     out: list[DefTarget] = []
@@ -223,8 +222,6 @@ def scenario_exclusion(
 
 @functools.cache
 def _unemulated_steps(emulator: str, scenario: str) -> tuple[str, ...]:
-    from fake_clis.catalog import unemulated_steps
-
     return tuple(unemulated_steps(emulator, scenario))
 
 
@@ -299,8 +296,6 @@ class ConformPlan:
     @property
     def jobs(self) -> tuple[RunJob, ...]:
         """Every fake run, scenario-major so the defs progress together."""
-        from fake_clis.scenario import load_scenario
-
         cancels = {s: needs_cancel(load_scenario(s)) for p in self.defs for s in p.scenarios}
         out = [
             RunJob(i, s, cancels[s])
@@ -546,8 +541,6 @@ class _Tap:
 
 def _install_shims(target: DefTarget, bin_dir: Path) -> Path:
     """Shims named like the def's ``bin`` and fallbacks, running its emulator."""
-    from harness.fakes_install import shim_name, shim_text
-
     assert target.emulator is not None
     bin_dir.mkdir(parents=True, exist_ok=True)
     text = shim_text(target.emulator, sys.executable, sys.platform)
@@ -596,10 +589,6 @@ class _Runner:
     def _request(self, index: int, scenario: str, parsed: Scenario | None = None) -> RunRequest:
         """The fake run of ``scenario`` for def ``index`` (``parsed``: the scenario, when the
         caller has it loaded already)."""
-        from fake_clis.scenario import load_scenario
-        from harness.defs.types import ResumeStyle
-        from harness.runner import RunRequest
-
         target = self.plan.defs[index].target
         parsed = parsed or load_scenario(scenario)
         shim = self._shim(index, old=parsed.old_version)
@@ -628,10 +617,6 @@ class _Runner:
 
     async def run_one(self, job: RunJob, rule_ids: Sequence[str] | None = None) -> list[Outcome]:
         """One fake run, judged by the def's run-level rules (or ``rule_ids``)."""
-        from conformance.checks.runs import evaluate_run, observe_run
-        from fake_clis.scenario import load_scenario
-        from harness.runner import is_substantive, run_agent_async
-
         plan = self.plan.defs[job.index]
         rules = list(plan.run_rules if rule_ids is None else rule_ids)
         repro = plan.target.repro(job.scenario)
@@ -691,8 +676,6 @@ def _def_outcomes(
     plan: ConformPlan, index: int, tracker: _Tracker, rule_ids: Sequence[str] | None = None
 ) -> list[Outcome]:
     """Every def-level check of one def, one rule at a time (the progress names each)."""
-    from conformance.checks import evaluate_def
-
     p = plan.defs[index]
     out: list[Outcome] = []
     for rule in p.def_rules if rule_ids is None else rule_ids:
@@ -721,8 +704,6 @@ def _checked_def(
 def _split_def_rules(plan: ConformPlan) -> tuple[list[list[str]], list[list[str]]]:
     """Per def: the def rules whose checks live in :data:`SERIAL_CHECK_MODULES` (or have no
     registered check) and the rest, which may run concurrently with other defs'."""
-    from conformance.checks import all_checks
-
     checks = all_checks("def")
     serial: list[list[str]] = []
     parallel: list[list[str]] = []
@@ -774,6 +755,7 @@ def _real_outcomes(
     rules = [*p.live_rules, REAL_RULE]
     tracker.note(p.id, "real CLI")
     try:
+        # only --real loads live mode (the model server, aiohttp), and a missing one is reported
         from harness.live.conform import real_findings
     except ImportError as exc:
         why = f"--real: harness.live is not available ({type(exc).__name__}: {exc})"
@@ -854,8 +836,6 @@ async def _flaky_reruns(
 
 
 def _cancels(scenario: str) -> bool:
-    from fake_clis.scenario import load_scenario
-
     return needs_cancel(load_scenario(scenario))
 
 
@@ -874,8 +854,6 @@ def run_conform(
     work_dir: str | None = None,
 ) -> ConformResult:
     """Execute ``plan`` and judge it (see the module docs for the order of the phases)."""
-    from conformance.rules import all_rules
-
     rules = all_rules() if catalog is None else catalog
     started = time.monotonic()
     tracker = _Tracker(plan, on_progress, baseline)

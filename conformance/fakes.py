@@ -60,6 +60,8 @@ def fake_for(defn: AgentDef) -> tuple[str | None, str]:
     """:func:`emulator_for` over the built-in defs and every present emulator: the fake
     ``harness conform``, ``harness run --fake`` and the adapter-layer checks run for
     ``defn`` (an author's def derived from a built-in gets the built-in's fake)."""
+    # start-up: the pytest plugin imports this module in every pytest run; the def
+    # registry and the emulator catalog load only when a fake is looked up
     from fake_clis.catalog import all_specs
     from harness.defs.registry import BUILTIN_DEFS
 
@@ -74,6 +76,7 @@ def clean_fake_env(
     the def's executable and transport override (an inherited one would bypass the fake or
     switch its transport); ``bin_dir`` first on PATH (``Path`` where the platform spells it
     so), HOME and USERPROFILE ``home``."""
+    # start-up, as in fake_for: only a fake run pays for the def registry
     from harness.defs.registry import BUILTIN_DEFS
     from harness.launch import path_env_key
 

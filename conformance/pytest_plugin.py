@@ -130,6 +130,7 @@ def _test_state(item: pytest.Item) -> _TestState:
 def _rules(config: pytest.Config) -> dict[str, Rule]:
     state = config.stash[_SESSION]
     if not state.rules:
+        # start-up: pytest loads this plugin in every run; this waits until it is used
         from conformance.rules import all_rules
 
         state.rules = all_rules()
@@ -188,9 +189,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def _load_option_def(state: _SessionState, base: Path) -> None:
+    # start-up: pytest loads this plugin in every run; this waits until it is used
     from harness.defs.registry import BUILTIN_DEFS, BUILTIN_REGISTRY, load_agent_defs
 
     if state.def_path:
+        # start-up: pytest loads this plugin in every run; this waits until it is used
         from conformance.checks.loader import DefFileError, load_def_file
 
         path = Path(state.def_path)
@@ -224,6 +227,7 @@ def _load_option_def(state: _SessionState, base: Path) -> None:
             )
         state.defn = chosen[0]
     elif state.agent_id:
+        # start-up: pytest loads this plugin in every run; this waits until it is used
         from harness.errors import UnknownAgentError
 
         known_defs, profile_errors = load_agent_defs()
@@ -237,6 +241,7 @@ def _load_option_def(state: _SessionState, base: Path) -> None:
             ) from None
         state.siblings = tuple(known_defs)
     if state.fake_as:
+        # start-up: pytest loads this plugin in every run; this waits until it is used
         from fake_clis.catalog import all_specs
 
         if state.fake_as not in all_specs():
@@ -324,6 +329,7 @@ def _judge_marked_rules(item: pytest.Item) -> list[str]:
     ids = _marked_rules(item)
     if not ids:
         return []
+    # start-up: pytest loads this plugin in every run; this waits until it is used
     from conformance.checks import all_checks, evaluate_def
     from conformance.checks.runs import evaluate_run
 
@@ -382,6 +388,7 @@ def judge_findings(
     and carrying the evidence; an advisory rule never does (design §Conformance model:
     "advisory results never fail the run"); ``pass`` and ``skipped`` never do.
     """
+    # start-up: pytest loads this plugin in every run; this waits until it is used
     from conformance.rules import Tier
     from conformance.verdicts import Status
 
@@ -401,6 +408,7 @@ def judge_findings(
 
 
 def _def_of(item: pytest.Item) -> AgentDef | None:
+    # start-up: pytest loads this plugin in every run; this waits until it is used
     from harness.defs.types import AgentDef
 
     funcargs: Mapping[str, Any] = getattr(item, "funcargs", {})
@@ -451,6 +459,7 @@ def pytest_runtest_makereport(
 
 def resolve_emulator(defn: AgentDef, fake_as: str | None) -> str:
     """The built-in id whose fake emulator plays ``defn``'s CLI (module docs; PLUGIN-FAKE-001)."""
+    # start-up: pytest loads this plugin in every run; this waits until it is used
     from fake_clis.catalog import all_specs
     from harness.defs.registry import BUILTIN_REGISTRY
 
@@ -685,6 +694,7 @@ class FakeCliFactory:
 
     def scenario(self, scenario: ScenarioArg) -> tuple[str, Scenario]:
         """The FAKE_CLI_SCENARIO value for ``scenario`` and the parsed scenario."""
+        # start-up: pytest loads this plugin in every run; this waits until it is used
         from fake_clis.scenario import ScenarioError, load_scenario
 
         if isinstance(scenario, Mapping):
@@ -707,6 +717,7 @@ class FakeCliFactory:
 
     def install(self, scenario: ScenarioArg = "happy") -> tuple[FakeCli, Scenario]:
         """Install the fake for ``scenario``; raises :class:`AdapterPluginError`."""
+        # start-up: pytest loads this plugin in every run; this waits until it is used
         from harness.fakes_install import shim_name, shim_text
 
         value, parsed = self.scenario(scenario)
@@ -788,6 +799,7 @@ class AgentRunner:
     def __call__(
         self, prompt: str = DEFAULT_PROMPT, scenario: ScenarioArg = "happy", **overrides: Any
     ) -> RunResult:
+        # start-up: pytest loads this plugin in every run; this waits until it is used
         from conformance.checks.runs import observe_run
         from harness.runner import RunRequest, run_agent
 
@@ -836,6 +848,7 @@ class Replayer:
     def __call__(
         self, recording: str | os.PathLike[str] | Recording, **options: Any
     ) -> ReplayResult:
+        # start-up: pytest loads this plugin in every run; this waits until it is used
         from conformance.checks.runs import observe_replay
         from harness.record import Recording, load_recording
         from harness.replay import replay_recording
@@ -884,6 +897,7 @@ def adapter_fake_as(request: pytest.FixtureRequest) -> str | None:
 def _checked(request: pytest.FixtureRequest, value: object) -> AgentDef:
     """PLUGIN-DEF-002: what ``agent_def`` gave, validated as data (each problem names the
     field, ``agent_def.<field>: ...``) before any fake or run uses it."""
+    # start-up: pytest loads this plugin in every run; this waits until it is used
     from conformance.checks.loader import validate_def_data
     from harness.defs.types import AgentDef
 
@@ -969,6 +983,7 @@ def replay(request: pytest.FixtureRequest) -> Replayer:
 def snapshot_events(snapshot: SnapshotAssertion, _adapter_sandbox: Sandbox) -> SnapshotAssertion:
     """syrupy's ``snapshot`` with :class:`conformance.snapshots.EventStreamExtension`, bound
     to this test's directories: ``assert snapshot_events == result`` (PLUGIN-SNAP-001)."""
+    # start-up: pytest loads this plugin in every run; this waits until it is used
     from conformance.snapshots import EventStreamExtension
 
     bound = EventStreamExtension.with_paths(**_adapter_sandbox.placeholder_dirs())

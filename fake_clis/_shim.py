@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(_HERE))
 
 
 def _run(args: list[str]) -> int:
+    # sys.path points at this checkout only once the lines above have run
     from fake_clis.base import main_for
     from fake_clis.catalog import spec_for
 

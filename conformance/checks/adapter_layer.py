@@ -21,7 +21,9 @@ from typing import Any, TypeVar
 from conformance.checks import DefSubject, Finding, check, failed, passed, skipped
 from conformance.fakes import fake_for
 from harness.defs.types import AgentDef, McpInjection, ResumeStyle
+from harness.fakes_install import install_fakes
 from harness.formats import is_two_way
+from harness.launch import path_env_key
 from harness.mcp.builders import (
     build_acp_mcp_servers,
     build_claude_mcp_json,
@@ -29,6 +31,9 @@ from harness.mcp.builders import (
 )
 from harness.mcp.inject import ENV_CONTENT_VARS
 from harness.mcp.servers import McpServerConfig, McpTransport
+from harness.redact import Redactor
+from harness.runner.conversation import run_conversation_turn
+from harness.runner.engine import run_agent_async
 from harness.runner.types import RunRequest, RunResult
 from harness.sessions import SessionStore, TurnMode
 
@@ -137,9 +142,6 @@ class _Lab:
     """A private PATH with the def's fake, a HOME, a managed projects root and a skill."""
 
     def __init__(self, root: Path, defn: AgentDef, emulator: str) -> None:
-        from harness.fakes_install import install_fakes
-        from harness.launch import path_env_key
-
         self.root = root
         self.defn = defn
         self.bin = root / "bin"
@@ -223,9 +225,6 @@ def _staged_equal(cwd: Path, source: Path, result: RunResult) -> tuple[bool, str
 
 
 async def _observe(lab: _Lab, obs: AdapterObservations) -> None:
-    from harness.runner.conversation import run_conversation_turn
-    from harness.runner.engine import run_agent_async
-
     defn = lab.defn
     strategy = McpInjection(defn.external_mcp_injection)
     store = SessionStore(lab.root / "state" / "sessions.json")
@@ -351,8 +350,6 @@ def _evidence(
     actual: str,
     seen: Observed | None = None,
 ) -> Finding:
-    from harness.redact import Redactor
-
     redact = Redactor(None, secrets=(_SECRET, _HEADER_SECRET)).redact
     return failed(
         f"def {subject.defn.id!r}: {summary}",

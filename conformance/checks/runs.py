@@ -21,8 +21,14 @@ from conformance.checks import Finding, check, failed, passed, select_checks, sk
 from conformance.evidence import Direction, Frame
 from conformance.rules import all_rules
 from fake_clis.scenario import Scenario, Step
+from harness.events import Error
+from harness.failures import has_output
 from harness.formats import find_format, keeps_turn_bookkeeping
 from harness.ladder import StepKind
+from harness.prompt import is_clean_terminal_turn
+from harness.record import Direction as RecDirection
+from harness.redact import secret_env_values
+from harness.runner.status import CloseFacts, classify_close_status
 from harness.schemas import load_schema
 from harness.secrets import SecretMatcher, spellings
 
@@ -143,8 +149,6 @@ def observe_run(
 ) -> RunObservation:
     """A live run as an observation. ``request`` supplies the resume style, the secrets
     given to the run and the cwd whose written files are read back."""
-    from harness.redact import secret_env_values
-
     secrets: list[str] = []
     files: dict[str, str | None] | None = None
     resume_style = "none"
@@ -202,12 +206,6 @@ def observe_replay(
 ) -> RunObservation:
     """A replayed recording as an observation; its status is classified from the recorded
     exit, the session's finish and the events, as the live runner classifies a run."""
-    from harness.events import Error
-    from harness.failures import has_output
-    from harness.prompt import is_clean_terminal_turn
-    from harness.record import Direction as RecDirection
-    from harness.runner.status import CloseFacts, classify_close_status
-
     header = recording.header
     exit_info = recording.exit
     # A recording of a cancelled run says so by its cancel step (RECORD-LADDER-001).
