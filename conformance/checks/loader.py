@@ -213,74 +213,108 @@ def _check_transports(where: str, defn: AgentDef) -> list[str]:
 
 def validate_def_data(defn: AgentDef, where: str) -> list[str]:
     """Every field problem of ``defn``, each as ``"<where>.<field>: <problem>"``."""
-    problems: list[str] = []
+    problems = _identity_problems(defn, where)
+    # streams (seed 000 §1; DEF-FORMAT-001)
+    problems += _check_format(where, defn.stream_format, defn.event_parser)
+    problems += _present(
+        _check_enum(f"{where}.{n}", getattr(defn, n), t) for n, t in _ENUMS.items()
+    )
+    problems += _budget_problems(defn, where)
+    problems += _plain_field_problems(defn, where)
+    problems += _object_field_problems(defn, where)
+    problems += _check_transports(where, defn)
+    return problems
 
-    def add(problem: str | None) -> None:
-        if problem:
-            problems.append(problem)
 
-    # identity (ref §6 id pattern; DEF-ID-001)
+def _present(problems: Iterable[str | None]) -> list[str]:
+    return [p for p in problems if p]
+
+
+def _identity_problems(defn: AgentDef, where: str) -> list[str]:
+    """id, name, bin and build_args (ref §6 id pattern; DEF-ID-001)."""
+    problems = []
     if not isinstance(defn.id, str) or not ID_PATTERN.match(defn.id):
-        add(f"{where}.id: {defn.id!r} does not match {ID_PATTERN.pattern}")
+        problems.append(f"{where}.id: {defn.id!r} does not match {ID_PATTERN.pattern}")
     for name in ("name", "bin"):
         value = getattr(defn, name)
         if not isinstance(value, str) or not value.strip():
-            add(f"{where}.{name}: must be a non-empty string, got {value!r}")
+            problems.append(f"{where}.{name}: must be a non-empty string, got {value!r}")
     if not callable(defn.build_args):
-        add(f"{where}.build_args: must be callable, got {_type_name(defn.build_args)}")
-    # streams (seed 000 §1; DEF-FORMAT-001)
-    problems += _check_format(where, defn.stream_format, defn.event_parser)
-    for name, enum_type in _ENUMS.items():
-        add(_check_enum(f"{where}.{name}", getattr(defn, name), enum_type))
-    # prompt budget (seed 000 §12; DEF-BUDGET-001 / DEF-BUDGET-002)
+        problems.append(f"{where}.build_args: must be callable, got {_type_name(defn.build_args)}")
+    return problems
+
+
+def _budget_problems(defn: AgentDef, where: str) -> list[str]:
+    """A budget exactly when a transport delivers the prompt in argv (seed 000 §12;
+    DEF-BUDGET-001 / DEF-BUDGET-002)."""
     budget = defn.max_prompt_arg_bytes
     argv_delivery = defn.prompt_delivery is PromptDelivery.ARGV or any(
         isinstance(t, Transport) and t.prompt_delivery is PromptDelivery.ARGV
         for t in (defn.alt_transports if isinstance(defn.alt_transports, tuple) else ())
     )
     if argv_delivery and not _positive_int(budget):
-        add(
+        return [
             f"{where}.max_prompt_arg_bytes: argv prompt delivery needs a positive integer "
             f"budget, got {budget!r}"
-        )
-    elif not argv_delivery and budget is not None:
-        add(
+        ]
+    if not argv_delivery and budget is not None:
+        return [
             f"{where}.max_prompt_arg_bytes: only argv prompt delivery takes a budget, got "
             f"{budget!r}"
-        )
-    # plain fields
-    for name in _STR_TUPLES:
-        add(_check_str_tuple(f"{where}.{name}", getattr(defn, name)))
-    add(_check_str_tuple(f"{where}.help_args", defn.help_args, optional=True))
+        ]
+    return []
+
+
+def _plain_field_problems(defn: AgentDef, where: str) -> list[str]:
+    """String tuples, optional strings, booleans, timeouts and string maps."""
+    problems = _present(_check_str_tuple(f"{where}.{n}", getattr(defn, n)) for n in _STR_TUPLES)
+    problems += _present([_check_str_tuple(f"{where}.help_args", defn.help_args, optional=True)])
     for name in _OPTIONAL_STRS:
         value = getattr(defn, name)
         if value is not None and not isinstance(value, str):
-            add(f"{where}.{name}: must be a string or None, got {_type_name(value)}")
+            problems.append(f"{where}.{name}: must be a string or None, got {_type_name(value)}")
     for name in _BOOLS:
         value = getattr(defn, name)
         if not isinstance(value, bool):
-            add(f"{where}.{name}: must be True or False, got {value!r}")
+            problems.append(f"{where}.{name}: must be True or False, got {value!r}")
     for name in _TIMEOUTS:
         value = getattr(defn, name)
         if value is not None and not _positive_int(value):
-            add(f"{where}.{name}: must be a positive integer (ms) or None, got {value!r}")
-    add(_check_str_map(f"{where}.env", defn.env))
-    add(_check_str_map(f"{where}.capability_flags", defn.capability_flags, non_empty=True))
+            problems.append(
+                f"{where}.{name}: must be a positive integer (ms) or None, got {value!r}"
+            )
+    problems += _present(
+        [
+            _check_str_map(f"{where}.env", defn.env),
+            _check_str_map(f"{where}.capability_flags", defn.capability_flags, non_empty=True),
+        ]
+    )
+    return problems
+
+
+def _object_field_problems(defn: AgentDef, where: str) -> list[str]:
+    """Optional objects, tuples of objects, and a non-empty ``fallback_models``."""
+    problems = []
     for name, cls in _OPTIONAL_OBJECTS.items():
         value = getattr(defn, name)
         if value is not None and not isinstance(value, cls):
-            add(f"{where}.{name}: must be a {cls.__name__} or None, got {_type_name(value)}")
+            problems.append(
+                f"{where}.{name}: must be a {cls.__name__} or None, got {_type_name(value)}"
+            )
     for name, cls in _OBJECT_TUPLES.items():
         value = getattr(defn, name)
         if not isinstance(value, tuple):
-            add(f"{where}.{name}: must be a tuple of {cls.__name__}, got {_type_name(value)}")
+            problems.append(
+                f"{where}.{name}: must be a tuple of {cls.__name__}, got {_type_name(value)}"
+            )
             continue
-        for i, item in enumerate(value):
-            if not isinstance(item, cls):
-                add(f"{where}.{name}[{i}]: must be a {cls.__name__}, got {_type_name(item)}")
+        problems += [
+            f"{where}.{name}[{i}]: must be a {cls.__name__}, got {_type_name(item)}"
+            for i, item in enumerate(value)
+            if not isinstance(item, cls)
+        ]
     if isinstance(defn.fallback_models, tuple) and not defn.fallback_models:
-        add(f"{where}.fallback_models: must list at least the default option")
-    problems += _check_transports(where, defn)
+        problems.append(f"{where}.fallback_models: must list at least the default option")
     return problems
 
 
