@@ -417,23 +417,9 @@ def judge(
     reported as matching no cell (CONFORM-BASELINE-STALE-001).
     """
     catalog = all_rules() if rules is None else rules
-    outcomes = list(outcomes)
     defs: dict[str, None] = {}
-    expected: dict[tuple[str, str], None] = {}
-    for def_id, rule_ids in (applicable or {}).items():
-        defs.setdefault(def_id, None)
-        for rule_id in rule_ids:
-            if rule_id not in catalog:
-                raise ValueError(f"applicable[{def_id!r}] names unknown rule id {rule_id!r}")
-            expected.setdefault((def_id, rule_id), None)
-
-    # Group: (def, rule) -> scenario -> attempts.
-    grouped: dict[tuple[str, str], dict[str | None, list[Outcome]]] = {}
-    for o in outcomes:
-        if o.rule_id not in catalog:
-            raise ValueError(f"outcome {o.def_id}:{o.rule_id} names a rule not in the catalog")
-        defs.setdefault(o.def_id, None)
-        grouped.setdefault((o.def_id, o.rule_id), {}).setdefault(o.scenario, []).append(o)
+    expected = _expected_cells(applicable or {}, catalog, defs)
+    grouped = _group(outcomes, catalog, defs)
     # Cells in def order (as given), then by rule id: reports list them in this order.
     def_order = {d: i for i, d in enumerate(defs)}
     keys = sorted({**expected, **dict.fromkeys(grouped)}, key=lambda k: (def_order[k[0]], k[1]))
@@ -454,29 +440,8 @@ def judge(
     matched_by_entry = {e: [c for c in observed if e.matches(c.def_id, c.rule_id)] for e in entries}
     stale = tuple(e for e in entries if _entry_is_stale(e, matched_by_entry[e], flaky))
     not_judged = set(known_defs) - set(defs)
-    unmatched = tuple(
-        e for e in entries if not matched_by_entry[e] and e.def_id not in not_judged
-    )
-    cells: list[Cell] = []
-    for c in observed:
-        b_entries = baseline.matching(c.def_id, c.rule_id) if baseline is not None else ()
-        disposition, reason = c.disposition, c.reason
-        if b_entries and c.status in (Status.FAIL, Status.NOT_TESTED):
-            disposition = Disposition.EXPECTED_FAIL
-        elif c.flaky:
-            disposition = Disposition.FLAKY
-        elif c.status is Status.PASS and any(e in stale for e in b_entries):
-            e = next(e for e in b_entries if e in stale)
-            disposition = Disposition.STALE
-            reason = (
-                f"passes, but baseline entry {e.text!r} ({e.where}) still lists it as an "
-                "expected failure; remove the entry"
-            )
-        cells.append(
-            dataclasses.replace(
-                c, disposition=disposition, reason=reason, baseline_entries=b_entries
-            )
-        )
+    unmatched = tuple(e for e in entries if not matched_by_entry[e] and e.def_id not in not_judged)
+    cells = [_with_baseline(c, baseline, stale) for c in observed]
     used_rules = sorted({c.rule_id for c in cells})
     return Verdict(
         cells=tuple(cells),
@@ -486,4 +451,51 @@ def judge(
         flaky_list=flaky,
         stale_entries=stale,
         unmatched_entries=unmatched,
+    )
+
+
+def _expected_cells(
+    applicable: Mapping[str, Iterable[str]], catalog: Mapping[str, Rule], defs: dict[str, None]
+) -> dict[tuple[str, str], None]:
+    """The (def, rule) cells that must have an outcome; adds their defs to ``defs``."""
+    expected: dict[tuple[str, str], None] = {}
+    for def_id, rule_ids in applicable.items():
+        defs.setdefault(def_id, None)
+        for rule_id in rule_ids:
+            if rule_id not in catalog:
+                raise ValueError(f"applicable[{def_id!r}] names unknown rule id {rule_id!r}")
+            expected.setdefault((def_id, rule_id), None)
+    return expected
+
+
+def _group(
+    outcomes: Iterable[Outcome], catalog: Mapping[str, Rule], defs: dict[str, None]
+) -> dict[tuple[str, str], dict[str | None, list[Outcome]]]:
+    """(def, rule) -> scenario -> attempts; adds each outcome's def to ``defs``."""
+    grouped: dict[tuple[str, str], dict[str | None, list[Outcome]]] = {}
+    for o in outcomes:
+        if o.rule_id not in catalog:
+            raise ValueError(f"outcome {o.def_id}:{o.rule_id} names a rule not in the catalog")
+        defs.setdefault(o.def_id, None)
+        grouped.setdefault((o.def_id, o.rule_id), {}).setdefault(o.scenario, []).append(o)
+    return grouped
+
+
+def _with_baseline(c: Cell, baseline: EntryList | None, stale: tuple[Entry, ...]) -> Cell:
+    """What the baseline makes of an observed cell (wire §B.2)."""
+    b_entries = baseline.matching(c.def_id, c.rule_id) if baseline is not None else ()
+    disposition, reason = c.disposition, c.reason
+    if b_entries and c.status in (Status.FAIL, Status.NOT_TESTED):
+        disposition = Disposition.EXPECTED_FAIL
+    elif c.flaky:
+        disposition = Disposition.FLAKY
+    elif c.status is Status.PASS and any(e in stale for e in b_entries):
+        e = next(e for e in b_entries if e in stale)
+        disposition = Disposition.STALE
+        reason = (
+            f"passes, but baseline entry {e.text!r} ({e.where}) still lists it as an "
+            "expected failure; remove the entry"
+        )
+    return dataclasses.replace(
+        c, disposition=disposition, reason=reason, baseline_entries=b_entries
     )
