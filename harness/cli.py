@@ -214,6 +214,11 @@ def _build_parser() -> argparse.ArgumentParser:
     conform.add_argument("--jobs", type=int, metavar="N", help="fake runs at a time")
     conform.add_argument("--rule", action="append", metavar="ID", help="only these rule ids")
     conform.add_argument("--scenario", action="append", metavar="NAME", help="only these scenarios")
+    conform.add_argument(
+        "--budget-generation",
+        metavar="G",
+        help="judge every def with this POSIX prompt budget: current, seed-002 or legacy",
+    )
     conform.add_argument("--cache-dir", metavar="DIR", help="--real: installed CLIs cache")
     conform.add_argument("--record-dir", metavar="DIR", help="--real: record real runs here")
 

@@ -11,6 +11,7 @@ Design: docs/design/cli.md#harness.commands.conform
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 import sys
@@ -29,6 +30,7 @@ from fake_clis.scenario import list_scenarios
 from harness import __version__
 from harness.commands.common import load_defs
 from harness.errors import BadInputError, HarnessError
+from harness.guards.budget_generations import BudgetGeneration
 
 if TYPE_CHECKING:
     from conformance.conform import ConformPlan
@@ -233,7 +235,11 @@ def _command_words(args: argparse.Namespace) -> tuple[str, ...]:
         words += ["--agent", agent]
     if args.real:
         words.append("--real")
-    for opt, value in (("--baseline", args.baseline), ("--flaky", args.flaky)):
+    for opt, value in (
+        ("--baseline", args.baseline),
+        ("--flaky", args.flaky),
+        ("--budget-generation", args.budget_generation),
+    ):
         if value:
             words += [opt, value]
     for kind in args.report or ():
@@ -261,6 +267,22 @@ def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
         targets += conform.builtin_targets(builtins, args.agent)
     file_defs = conform.file_targets(args.defs or [], reserved_ids=[d.id for d in builtins])
     targets += file_defs
+    if args.budget_generation is not None:
+        # FIDELITY-BUDGET-001: either generation of the platform budget can be judged.
+        try:
+            generation = BudgetGeneration(args.budget_generation)
+        except ValueError:
+            known = ", ".join(g.value for g in BudgetGeneration)
+            raise HarnessError(
+                f"--budget-generation {args.budget_generation!r}: expected one of {known}",
+                rule="CONFORM-CLI-001",
+            ) from None
+        targets = [
+            dataclasses.replace(
+                t, defn=dataclasses.replace(t.defn, prompt_budget_generation=generation)
+            )
+            for t in targets
+        ]
     baseline_path = args.baseline
     if baseline_path is None and not args.defs:
         # The built-in defs' known gaps (real CLI behaviour, each pinned by a recording).

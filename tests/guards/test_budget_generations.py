@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +122,20 @@ def test_the_conform_check_judges_the_defs_generation() -> None:
     assert info.value.rule == "FIDELITY-BUDGET-001"
     stdin_def = get_agent_def("claude", BUILTIN_DEFS)
     assert budget_generation_applies(DefSubject(defn=stdin_def)).status is Status.SKIPPED
+
+
+def test_conform_judges_every_def_with_the_generation_asked_for(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    args = ["conform", "--agent", "deepseek", "--rule", "FIDELITY-BUDGET-001", "--report", "json"]
+    code = main([*args, "--out", str(out), "--budget-generation", "seed-002"])
+    report = json.loads((out / "conform.json").read_text(encoding="utf-8"))
+    cells = {(c["def_id"], c["rule_id"]): c for c in report["cells"]}
+    assert code == 0, report["reasons"]
+    cell = cells[("deepseek", "FIDELITY-BUDGET-001")]
+    assert cell["disposition"] == "pass" and "seed-002" in json.dumps(cell)
+    capsys.readouterr()
+    code = main([*args, "--out", str(out), "--budget-generation", "newest"])
+    assert code == 2
+    assert "--budget-generation 'newest': expected one of current" in capsys.readouterr().err
