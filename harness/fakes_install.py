@@ -437,41 +437,15 @@ def install_fakes(
     ``skipped`` and the ``.cmd`` still written when asked for. A name held by anything
     but a shim of ours is left as it is and reported in ``kept`` (USERFILE-FAKES-001).
     """
-    kinds = tuple(dict.fromkeys(launchers))
-    if not kinds or any(k not in WINDOWS_LAUNCHERS for k in kinds):
-        raise HarnessError(
-            f"launchers must be a non-empty choice of {WINDOWS_LAUNCHERS}, got {tuple(launchers)}",
-            rule=_EXE_RULE,
-        )
+    kinds = _launcher_kinds(launchers)
     wanted = set(agents) if agents is not None else None
     played = dict(played_by or {})
     fakes = {e.agent_id for e in list_fakes()}
     available = {d.id for d in defs if played.get(d.id, d.id) in fakes}
     chosen = [d for d in defs if wanted is None or d.id in wanted]
-    chosen_ids = {d.id for d in chosen}
     report = InstallReport()
-    all_owners, lost = _owners(defs, available)
-    for agent_id, name in lost:
-        owner = all_owners[name]
-        if agent_id in chosen_ids:
-            how = "already installed for" if owner in chosen_ids else "not selected: it belongs to"
-            report.skipped.append(f"{agent_id}: binary {name!r} {how} {owner!r}")
-    owners = {name: owner for name, owner in all_owners.items() if owner in chosen_ids}
-    for defn in chosen:
-        if defn.id not in available:
-            report.skipped.append(f"{defn.id}: no fake emulator for this agent")
-    root = Path(dest)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise HarnessError(
-            f"cannot install the fakes into {str(root)!r}: {exc.strerror or exc}",
-            rule=_USER_FILES_RULE,
-        ) from None
-    if not root.is_dir():
-        raise HarnessError(
-            f"cannot install the fakes into {str(root)!r}: not a directory", rule=_USER_FILES_RULE
-        )
+    owners = _chosen_owners(defs, chosen, available, report)
+    root = _install_dir(Path(dest))
     exe = python or sys.executable
     windows = platform == "win32"
     head: bytes | None = None
@@ -487,26 +461,88 @@ def install_fakes(
             text = shim_text(fake, exe, platform)
             files.append((root / shim_name(name, platform), text.encode("utf-8"), 0o755))
         if head is not None:
-            path = root / f"{name}.exe"
-            where = os.path.abspath(path)
-            if _utf16_units(where) >= LAUNCHER_MAX_PATH:
-                # The launcher could not read its own path (GetModuleFileNameW, MAX_PATH).
-                report.skipped.append(
-                    f"{agent_id}: {where!r}: not written: longer than the launcher's "
-                    f"MAX_PATH ({LAUNCHER_MAX_PATH - 1} characters)"
-                )
-            else:
-                files.append((path, head + _launcher_zip(fake, _shim_path()), 0o755))
-        for path, data, mode in files:
-            try:
-                why = _place(path, data, mode)
-            except OSError as exc:
-                raise HarnessError(
-                    f"cannot write the fake CLI shim {str(path)!r}: {exc.strerror or exc}",
-                    rule=_USER_FILES_RULE,
-                ) from None
-            if why is None:
-                report.written[str(path)] = agent_id
-            else:
-                report.kept[str(path)] = why
+            files += _exe_file(root / f"{name}.exe", head, fake, agent_id, report)
+        _write_shims(files, agent_id, report)
     return report
+
+
+def _launcher_kinds(launchers: Sequence[str]) -> tuple[str, ...]:
+    """``launchers`` without repeats: a non-empty choice of :data:`WINDOWS_LAUNCHERS`."""
+    kinds = tuple(dict.fromkeys(launchers))
+    if not kinds or any(k not in WINDOWS_LAUNCHERS for k in kinds):
+        raise HarnessError(
+            f"launchers must be a non-empty choice of {WINDOWS_LAUNCHERS}, got {tuple(launchers)}",
+            rule=_EXE_RULE,
+        )
+    return kinds
+
+
+def _chosen_owners(
+    defs: Sequence[AgentDef],
+    chosen: Sequence[AgentDef],
+    available: set[str],
+    report: InstallReport,
+) -> dict[str, str]:
+    """Binary name -> owning def, for the chosen defs only, settled over every def
+    (RUN-FAKES-001); lost claims and defs without an emulator go to ``report.skipped``."""
+    chosen_ids = {d.id for d in chosen}
+    all_owners, lost = _owners(defs, available)
+    for agent_id, name in lost:
+        owner = all_owners[name]
+        if agent_id in chosen_ids:
+            how = "already installed for" if owner in chosen_ids else "not selected: it belongs to"
+            report.skipped.append(f"{agent_id}: binary {name!r} {how} {owner!r}")
+    owners = {name: owner for name, owner in all_owners.items() if owner in chosen_ids}
+    for defn in chosen:
+        if defn.id not in available:
+            report.skipped.append(f"{defn.id}: no fake emulator for this agent")
+    return owners
+
+
+def _install_dir(root: Path) -> Path:
+    """``root``, created if needed; a typed error when it cannot be (USERFILE-FAKES-001)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HarnessError(
+            f"cannot install the fakes into {str(root)!r}: {exc.strerror or exc}",
+            rule=_USER_FILES_RULE,
+        ) from None
+    if not root.is_dir():
+        raise HarnessError(
+            f"cannot install the fakes into {str(root)!r}: not a directory", rule=_USER_FILES_RULE
+        )
+    return root
+
+
+def _exe_file(
+    path: Path, head: bytes, fake: str, agent_id: str, report: InstallReport
+) -> list[tuple[Path, bytes, int]]:
+    """The ``.exe`` launcher to write at ``path``, or none when its path is too long."""
+    where = os.path.abspath(path)
+    if _utf16_units(where) >= LAUNCHER_MAX_PATH:
+        # The launcher could not read its own path (GetModuleFileNameW, MAX_PATH).
+        report.skipped.append(
+            f"{agent_id}: {where!r}: not written: longer than the launcher's "
+            f"MAX_PATH ({LAUNCHER_MAX_PATH - 1} characters)"
+        )
+        return []
+    return [(path, head + _launcher_zip(fake, _shim_path()), 0o755)]
+
+
+def _write_shims(
+    files: Sequence[tuple[Path, bytes, int]], agent_id: str, report: InstallReport
+) -> None:
+    """Place each file; a name held by anything but our shim is kept (USERFILE-FAKES-001)."""
+    for path, data, mode in files:
+        try:
+            why = _place(path, data, mode)
+        except OSError as exc:
+            raise HarnessError(
+                f"cannot write the fake CLI shim {str(path)!r}: {exc.strerror or exc}",
+                rule=_USER_FILES_RULE,
+            ) from None
+        if why is None:
+            report.written[str(path)] = agent_id
+        else:
+            report.kept[str(path)] = why
