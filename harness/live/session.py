@@ -197,28 +197,11 @@ def run_live(
     """
     if side not in SIDES:
         raise ValueError(f"side must be one of {SIDES}, got {side!r}")
-    if recipe is None:
-        recipe = recipe_for(defn.id)
-    if recipe is None:
-        raise LiveUnavailable(f"no live recipe for {defn.id!r} (harness/live/recipes)")
-    if recipe.skip_reason is not None:
-        # a CLI that cannot run offline is never launched.
-        raise LiveUnavailable(recipe.skip_reason)
+    recipe = _runnable_recipe(defn, recipe)
     if isinstance(case, str):
         case = resolve_case(recipe, case)
-    transports = recipe.transport_names(defn)
-    name = transport or transports[0]
-    if name not in transports:
-        raise LiveUnavailable(f"transport {name!r} is not in the recipe (runs {transports})")
-    if side == "real":
-        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        found = bin_path or (str(p) if (p := installed_bin(recipe, cache)) else None)
-        if found is None:
-            pkg = recipe.package
-            what = f"{pkg.manager} {pkg.key}" if pkg else defn.bin
-            raise LiveNotInstalled(
-                f"{what} is not installed under {cache} (run `harness live install {defn.id}`)"
-            )
+    name = _transport_name(defn, recipe, transport)
+    found = _real_bin(defn, recipe, cache_dir, bin_path) if side == "real" else None
     dirs = make_dirs(work_base, prefix=f"live-{defn.id}-{side}-")
     run = LiveRun(
         agent=defn.id,
@@ -242,16 +225,10 @@ def run_live(
         write_home_files(recipe, dirs, values)
         env = build_env(recipe, dirs, values, transport=recipe.transport(name))
         if side == "fake" or seal is None:
-            exe = _fake_bin(defn, dirs)
-            env["FAKE_CLI_SCENARIO"] = case.scenario
-            if os.environ.get("PYTHONPATH"):
-                env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+            exe = _fake_launch(defn, dirs, case, env)
         else:
             assert found is not None
-            # LIVE-NET-001: the probe and every turn run sealed (harness.live.netns).
-            exe = seal.launcher(found, "run")
-            probe = seal.launcher(found, "version")
-            run.cli_version = cli_version(probe, defn, env, str(dirs.cwd))
+            exe = _sealed_launch(defn, found, seal, env, run)
         per_turn = timeout_s or case.timeout_s or recipe.timeout_s
         prepend, append = _recipe_argv(recipe, name)
         resume: str | None = None
@@ -276,30 +253,13 @@ def run_live(
                 argv_prepend=prepend,
                 argv_append=append,
             )
-            recorder = None
-            if record is not None and side == "real":
-                recorder = RunRecorder(
-                    _turn_path(Path(record), turn),
-                    cwd=str(dirs.cwd),
-                    home=str(dirs.home),
-                    tmp=str(dirs.tmp),
-                    cli_version=run.cli_version,
-                    secrets=(recipe.fake_key,),
-                    env_names=sorted({*recipe.env, *recipe.telemetry_env}),
-                )
-            if case.cancel_after_ms is None:
-                result = run_agent(req, on_event=on_event, tap=recorder)
-            else:
-                # Without text first, the real CLI's cancel waits for the model call itself
-                # (a fake calls no model).
-                result = run_cancelled_after(
-                    req,
-                    case.cancel_after_ms,
-                    after_session_ms=case.cancel_after_ms,
-                    working=partial(_model_called, server, before) if side == "real" else None,
-                    on_event=on_event,
-                    tap=recorder,
-                )
+            recorder = (
+                _turn_recorder(Path(record), turn, recipe, run)
+                if record is not None and side == "real"
+                else None
+            )
+            working = partial(_model_called, server, before) if side == "real" else None
+            result = _run_turn(req, case, working, on_event, recorder)
             if recorder is not None and recorder.complete and not result.succeeded:
                 # REPLAY-STATUS-001: a recording of a failed real run says so.
                 set_expectation(
@@ -314,6 +274,101 @@ def run_live(
             run.net = seal.evidence()
     run.wall_s = time.monotonic() - started
     return run
+
+
+def _runnable_recipe(defn: AgentDef, recipe: Recipe | None) -> Recipe:
+    """``recipe``, else the def's own; :class:`LiveUnavailable` when there is none or it
+    is a ``skip`` (a CLI that cannot run offline is never launched)."""
+    if recipe is None:
+        recipe = recipe_for(defn.id)
+    if recipe is None:
+        raise LiveUnavailable(f"no live recipe for {defn.id!r} (harness/live/recipes)")
+    if recipe.skip_reason is not None:
+        raise LiveUnavailable(recipe.skip_reason)
+    return recipe
+
+
+def _transport_name(defn: AgentDef, recipe: Recipe, transport: str | None) -> str:
+    """The transport asked for, else the recipe's first; it must be one the recipe runs."""
+    transports = recipe.transport_names(defn)
+    name = transport or transports[0]
+    if name not in transports:
+        raise LiveUnavailable(f"transport {name!r} is not in the recipe (runs {transports})")
+    return name
+
+
+def _real_bin(
+    defn: AgentDef,
+    recipe: Recipe,
+    cache_dir: str | os.PathLike[str] | None,
+    bin_path: str | None,
+) -> str:
+    """The real CLI's executable: ``bin_path``, else the cached install of the recipe's
+    package; :class:`LiveNotInstalled` when there is neither."""
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    found = bin_path or (str(p) if (p := installed_bin(recipe, cache)) else None)
+    if found is None:
+        pkg = recipe.package
+        what = f"{pkg.manager} {pkg.key}" if pkg else defn.bin
+        raise LiveNotInstalled(
+            f"{what} is not installed under {cache} (run `harness live install {defn.id}`)"
+        )
+    return found
+
+
+def _turn_recorder(record: Path, turn: int, recipe: Recipe, run: LiveRun) -> RunRecorder:
+    """The recorder of one real turn, scrubbing the run's paths and the recipe's secrets."""
+    dirs = run.dirs
+    return RunRecorder(
+        _turn_path(record, turn),
+        cwd=str(dirs.cwd),
+        home=str(dirs.home),
+        tmp=str(dirs.tmp),
+        cli_version=run.cli_version,
+        secrets=(recipe.fake_key,),
+        env_names=sorted({*recipe.env, *recipe.telemetry_env}),
+    )
+
+
+def _fake_launch(defn: AgentDef, dirs: LiveDirs, case: ScenarioCase, env: dict[str, str]) -> str:
+    """The fake's executable; ``env`` gains the scenario (and this PYTHONPATH)."""
+    exe = _fake_bin(defn, dirs)
+    env["FAKE_CLI_SCENARIO"] = case.scenario
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return exe
+
+
+def _sealed_launch(
+    defn: AgentDef, found: str, seal: NetSeal, env: dict[str, str], run: LiveRun
+) -> str:
+    """The real CLI's sealed launcher; its version is probed sealed too (LIVE-NET-001)."""
+    exe = seal.launcher(found, "run")
+    probe = seal.launcher(found, "version")
+    run.cli_version = cli_version(probe, defn, env, str(run.dirs.cwd))
+    return exe
+
+
+def _run_turn(
+    req: RunRequest,
+    case: ScenarioCase,
+    working: Callable[[], bool] | None,
+    on_event: Callable[[Event], None] | None,
+    recorder: RunRecorder | None,
+) -> RunResult:
+    """One turn, cancelled ``case.cancel_after_ms`` after its first text when asked."""
+    if case.cancel_after_ms is None:
+        return run_agent(req, on_event=on_event, tap=recorder)
+    # Without text first, the real CLI's cancel waits for the model call itself
+    # (a fake calls no model: ``working`` is None).
+    return run_cancelled_after(
+        req,
+        case.cancel_after_ms,
+        after_session_ms=case.cancel_after_ms,
+        working=working,
+        on_event=on_event,
+        tap=recorder,
+    )
 
 
 def _model_called(server: ModelServer, since: int) -> bool:
