@@ -130,8 +130,11 @@ def test_a_tree_that_ignores_sigterm_records_the_forced_stop_after_the_grace(
     )
     by_kind = {s.kind: s for s in recording.steps}
     assert by_kind[StepKind.KILL].detail == {"signal": "SIGKILL"}
-    gap = by_kind[StepKind.KILL].t_ms - by_kind[StepKind.TERMINATE].t_ms
-    assert gap >= 300 - 1  # never before the recorded shutdown grace
+    # The grace the forced stop waited for is recorded with the graceful stop; the times
+    # themselves are not compared (a step noted while a chunk is handled takes that
+    # chunk's time, so gaps between recorded steps are no clock to assert on).
+    assert by_kind[StepKind.TERMINATE].detail["grace_ms"] == 300
+    assert by_kind[StepKind.TERMINATE].t_ms <= by_kind[StepKind.KILL].t_ms
     assert by_kind[StepKind.REAPED].detail == {"abandoned": False}
 
 

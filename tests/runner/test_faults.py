@@ -107,6 +107,12 @@ def test_nonzero_exit_after_partial_output_fails(world: FakeWorld) -> None:
 # --------------------------------------------------------------------------- timeouts
 
 
+#: CLIs that print a message's text whole when the message ends, so a turn that hangs
+#: mid-message has printed none (dsh 0.2.1-rc.2 under the open-design bundle:
+#: recordings/real/deepseek-harness/).
+WHOLE_MESSAGE_TEXT = frozenset({"deepseek-harness"})
+
+
 @pytest.mark.rule("RUN-TIMEOUT-IDLE-001")
 def test_hang_hits_the_inactivity_timeout_and_keeps_the_text(world: FakeWorld) -> None:
     # Generous enough that a slow interpreter start-up on a loaded machine is not "idle".
@@ -114,7 +120,8 @@ def test_hang_hits_the_inactivity_timeout_and_keeps_the_text(world: FakeWorld) -
 
     def check(result: RunResult) -> list[str]:
         problems = _failed_typed(result, "RUN_INACTIVITY_TIMEOUT")
-        problems += _has_text(result, "Thinking about it...")
+        if result.agent_id not in WHOLE_MESSAGE_TEXT:
+            problems += _has_text(result, "Thinking about it...")
         if sys.platform != "win32" and result.signal != SIGTERM:
             problems.append(f"ended by {result.signal}, expected SIGTERM from the runner")
         return problems
