@@ -206,63 +206,77 @@ def parse_pi_args(args: Sequence[str], *, prime: bool = False) -> PiArgs:
     out = PiArgs()
     i = 0
     while i < len(args):
-        arg = args[i]
-        has_next = i + 1 < len(args)
-        if arg == "--mode" and has_next:
-            i += 1
-            if args[i] in ("text", "json", "rpc"):
-                out.mode = args[i]
-        elif prime and arg in ("--resume", "-r") and has_next:
-            i += 1
-            out.resume = args[i]
-        elif prime and arg == "--cwd" and has_next:
-            i += 1
-            out.cwd = args[i]
-        elif arg in _PI_VALUE_FLAGS and has_next:
-            i += 1
-            target = _PI_VALUE_FLAGS[arg]
-            if target is not None:
-                setattr(out, target, args[i])
-        elif arg in _PI_LIST_FLAGS and has_next:
-            i += 1
-            name = _PI_LIST_FLAGS[arg]
-            if name is not None:
-                getattr(out, name).append(args[i])
-        elif arg == "--thinking" and has_next:
-            i += 1
-            if args[i] in THINKING_LEVELS:
-                out.thinking = args[i]
-            else:
-                levels = ", ".join(THINKING_LEVELS)
-                out.diagnostics.append(
-                    ("warning", f'Invalid thinking level "{args[i]}". Valid values: {levels}')
-                )
-        elif arg in _PI_SWITCHES:
-            setattr(out, _PI_SWITCHES[arg], True)
-            if arg in ("--print", "-p") and has_next:
-                nxt = args[i + 1]
-                if not nxt.startswith("@") and (not nxt.startswith("-") or nxt.startswith("---")):
-                    out.messages.append(nxt)
-                    i += 1
-        elif arg in _PI_IGNORED_SWITCHES:
-            pass
-        elif arg == "--list-models":
-            if has_next and not args[i + 1].startswith(("-", "@")):
-                i += 1
-        elif arg.startswith("@"):
-            out.file_args.append(arg[1:])
-        elif arg.startswith("--"):
-            # An extension may own it; with none loaded it is rejected after start-up.
-            name, eq, _ = arg[2:].partition("=")
-            if not eq and has_next and not args[i + 1].startswith(("-", "@")):
-                i += 1
-            out.unknown_flags.append(name)
-        elif arg.startswith("-"):
-            out.diagnostics.append(("error", f"Unknown option: {arg}"))
+        if i + 1 < len(args) and _pi_value_flag(out, args[i], args[i + 1], prime):
+            i += 2
         else:
-            out.messages.append(arg)
-        i += 1
+            i = _pi_other_arg(out, args, i) + 1
     return out
+
+
+def _pi_value_flag(out: PiArgs, arg: str, value: str, prime: bool) -> bool:
+    """Apply ``arg`` if it is a flag that takes ``value`` (the next argument); False if
+    it is not one, so the caller reads it as something else."""
+    if arg == "--mode":
+        if value in ("text", "json", "rpc"):
+            out.mode = value
+    elif prime and arg in ("--resume", "-r"):
+        out.resume = value
+    elif prime and arg == "--cwd":
+        out.cwd = value
+    elif arg in _PI_VALUE_FLAGS:
+        target = _PI_VALUE_FLAGS[arg]
+        if target is not None:
+            setattr(out, target, value)
+    elif arg in _PI_LIST_FLAGS:
+        name = _PI_LIST_FLAGS[arg]
+        if name is not None:
+            getattr(out, name).append(value)
+    elif arg == "--thinking":
+        if value in THINKING_LEVELS:
+            out.thinking = value
+        else:
+            levels = ", ".join(THINKING_LEVELS)
+            out.diagnostics.append(
+                ("warning", f'Invalid thinking level "{value}". Valid values: {levels}')
+            )
+    else:
+        return False
+    return True
+
+
+def _pi_other_arg(out: PiArgs, args: Sequence[str], i: int) -> int:
+    """Apply ``args[i]`` (a switch, a file, an unknown flag or a message); the index of
+    the last argument it consumed."""
+    arg = args[i]
+    has_next = i + 1 < len(args)
+    if arg in _PI_SWITCHES:
+        setattr(out, _PI_SWITCHES[arg], True)
+        if arg in ("--print", "-p") and has_next and _pi_print_message(args[i + 1]):
+            out.messages.append(args[i + 1])
+            return i + 1
+    elif arg in _PI_IGNORED_SWITCHES:
+        pass
+    elif arg == "--list-models":
+        if has_next and not args[i + 1].startswith(("-", "@")):
+            return i + 1
+    elif arg.startswith("@"):
+        out.file_args.append(arg[1:])
+    elif arg.startswith("--"):
+        # An extension may own it; with none loaded it is rejected after start-up.
+        name, eq, _ = arg[2:].partition("=")
+        out.unknown_flags.append(name)
+        if not eq and has_next and not args[i + 1].startswith(("-", "@")):
+            return i + 1
+    elif arg.startswith("-"):
+        out.diagnostics.append(("error", f"Unknown option: {arg}"))
+    else:
+        out.messages.append(arg)
+    return i
+
+
+def _pi_print_message(nxt: str) -> bool:
+    """``-p`` takes the next argument as the message unless it is a file or a flag."""
+    return not nxt.startswith("@") and (not nxt.startswith("-") or nxt.startswith("---"))
 
 
 def _open_grammar(old: bool) -> Grammar:
