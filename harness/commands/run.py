@@ -18,7 +18,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, TextIO
 
 from conformance.fakes import fake_for
-from harness.commands.common import check_scenario, choose_def
+from harness.commands.common import ChosenDef, check_scenario, choose_def
 from harness.commands.record import (
     EXIT_INTERRUPTED,
     check_out_path,
@@ -43,6 +43,7 @@ from harness.sessions import SessionStore, TranscriptMessage, TranscriptStore, d
 
 if TYPE_CHECKING:
     from harness.defs.types import AgentDef
+    from harness.record import RunRecorder
 
 __all__ = ["DEFAULT_FAKE_PROMPT", "cmd_run", "format_summary"]
 
@@ -118,12 +119,7 @@ def _played_by(defn: AgentDef) -> dict[str, str]:
 def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int:
     chosen = choose_def(args, args.agent)
     defn = chosen.defn
-    if args.scenario and not args.fake:
-        raise HarnessError("--scenario needs --fake")
-    if args.scenario:
-        check_scenario(args.scenario)
-    if args.cancel_after is not None and args.cancel_after < 0:
-        raise HarnessError("--cancel-after must be >= 0 seconds")
+    _check_run_args(args)
     prompt = _prompt(args)
     cwd = args.cwd or os.getcwd()
     _recover_journal(cwd)
@@ -144,18 +140,7 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
     with contextlib.ExitStack() as stack:
         if args.fake:
             bin_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="harness-fakes-"))
-            report = install_fakes(
-                bin_dir, chosen.family, agents=[defn.id], played_by=_played_by(defn)
-            )
-            if not report.written:
-                reasons = "; ".join(report.skipped)
-                raise HarnessError(f"no fake CLI for agent {defn.id!r}: {reasons}")
-            key = path_env_key(env, sys.platform)
-            env[key] = bin_dir + os.pathsep + env.get(key, "")
-            env["FAKE_CLI_SCENARIO"] = args.scenario or "happy"
-            if defn.bin_env_key:
-                for name in [k for k in env if k.upper() == defn.bin_env_key.upper()]:
-                    del env[name]
+            _use_fakes(bin_dir, chosen, env, args.scenario or "happy")
         new_session_id = None
         if defn.resume_style is ResumeStyle.SPECIFY and not args.resume:
             new_session_id = str(uuid.uuid4())  # the host mints specify-style ids
@@ -209,6 +194,47 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
                 recorder.close()
 
     assert isinstance(result, RunResult)
+    _print_summary(args, out, result, notes, recorder)
+    if recorder is not None and recorder.error is not None:
+        print(f"harness: error: {recording_line(recorder, result)}", file=sys.stderr)
+        return 1
+    return 0 if result.succeeded else 1
+
+
+def _check_run_args(args: argparse.Namespace) -> None:
+    """Flags that only make sense together, and a scenario that exists."""
+    if args.scenario and not args.fake:
+        raise HarnessError("--scenario needs --fake")
+    if args.scenario:
+        check_scenario(args.scenario)
+    if args.cancel_after is not None and args.cancel_after < 0:
+        raise HarnessError("--cancel-after must be >= 0 seconds")
+
+
+def _use_fakes(bin_dir: str, chosen: ChosenDef, env: dict[str, str], scenario: str) -> None:
+    """Install the def's fake into ``bin_dir`` and point ``env`` at it: first on PATH,
+    the scenario set, and the def's own binary override removed."""
+    defn = chosen.defn
+    report = install_fakes(bin_dir, chosen.family, agents=[defn.id], played_by=_played_by(defn))
+    if not report.written:
+        reasons = "; ".join(report.skipped)
+        raise HarnessError(f"no fake CLI for agent {defn.id!r}: {reasons}")
+    key = path_env_key(env, sys.platform)
+    env[key] = bin_dir + os.pathsep + env.get(key, "")
+    env["FAKE_CLI_SCENARIO"] = scenario
+    if defn.bin_env_key:
+        for name in [k for k in env if k.upper() == defn.bin_env_key.upper()]:
+            del env[name]
+
+
+def _print_summary(
+    args: argparse.Namespace,
+    out: TextIO,
+    result: RunResult,
+    notes: list[str],
+    recorder: RunRecorder | None,
+) -> None:
+    """The run's summary, the conversation notes and the recording, as text or JSON."""
     if args.json:
         out.write(json.dumps({"summary": result.to_json(include_events=False)}) + "\n")
         if notes:
@@ -223,10 +249,6 @@ def _run(args: argparse.Namespace, out: TextIO, signals: CancelOnSignals) -> int
         if recorder is not None:
             out.write(recording_line(recorder, result) + "\n")
     out.flush()
-    if recorder is not None and recorder.error is not None:
-        print(f"harness: error: {recording_line(recorder, result)}", file=sys.stderr)
-        return 1
-    return 0 if result.succeeded else 1
 
 
 def _recover_journal(cwd: str) -> None:
