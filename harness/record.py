@@ -315,12 +315,15 @@ class RecordingWriter:
         cwd: str | Sequence[str] | None = None,
         home: str | Sequence[str] | None = None,
         tmp: str | Sequence[str] | None = None,
+        install: str | Sequence[str] | None = None,
         secrets: Iterable[str] = (),
         max_hold: int = DEFAULT_MAX_HOLD,
         max_queue: int = DEFAULT_MAX_QUEUE,
     ) -> None:
         self._scrubber = Scrubber(
-            env=header.env, paths={"cwd": cwd, "home": home, "tmp": tmp}, secrets=secrets
+            env=header.env,
+            paths={"cwd": cwd, "home": home, "tmp": tmp, "install": install},
+            secrets=secrets,
         )
         self.header = replace(
             header,
@@ -506,7 +509,12 @@ class RunRecorder:
         expect: Expectation | None = None,
         env_names: Iterable[str] = (),
         replace: bool = True,
+        program: str | None = None,
+        install: str | None = None,
     ) -> None:
+        """``program``: write the argv's first item as this name (live mode: the CLI's own
+        name, not the place one machine keeps it); ``None`` keeps what was spawned.
+        ``install``: where the CLI is installed, written as ``{install}``."""
         if isinstance(out, (str, os.PathLike)):
             self.path: Path | None = Path(out)
             self._out: IO[str] | None = None
@@ -523,6 +531,8 @@ class RunRecorder:
         self._expect = expect
         self._env_names = frozenset(n.upper() for n in env_names)
         self._replace = replace
+        self._program = program
+        self._install = install
         #: The temp file an existing recording is being replaced through.
         self._pending: Path | None = None
         #: Files this recorder wrote: it may start them over (a second spawn).
@@ -557,6 +567,8 @@ class RunRecorder:
             self._restart()
         self.started = True
         keep = recorded_env_names(defn) | self._env_names
+        if self._program is not None and argv:
+            argv = [self._program, *argv[1:]]
         header = RecordingHeader.from_def(
             defn,
             argv=argv,
@@ -575,6 +587,7 @@ class RunRecorder:
             cwd=path_spellings(self._cwd),
             home=path_spellings(home),
             tmp=path_spellings(self._tmp, env.get("TMPDIR")),
+            install=path_spellings(self._install) if self._install else None,
             secrets=(*self._secrets, *secrets, *env_secrets),
         )
         if self.path is not None and self._out is None and self.error is None:

@@ -30,6 +30,7 @@ __all__ = [
     "MIN_SECRET_LITERAL",
     "PLACEHOLDER_NAMES",
     "REDACTED",
+    "REQUIRED_PLACEHOLDERS",
     "Scrubber",
     "StreamScrubber",
     "is_secret_name",
@@ -41,8 +42,12 @@ __all__ = [
 REDACTED = "<redacted>"
 _REDACTED_B = REDACTED.encode()
 
-#: The machine-specific directories a recording writes as ``{name}`` placeholders.
-PLACEHOLDER_NAMES = ("cwd", "home", "tmp")
+#: The machine-specific directories a recording writes as ``{name}`` placeholders:
+#: the run's work dir, HOME, temp dir, and where the CLI itself is installed (live mode's
+#: cache: a CLI prints its own path in stack traces and protocol metadata).
+PLACEHOLDER_NAMES = ("cwd", "home", "tmp", "install")
+#: The ones every restore must be given (``install`` stays a placeholder unless given).
+REQUIRED_PLACEHOLDERS = ("cwd", "home", "tmp")
 
 #: Secret env values shorter than this many bytes are not searched for in the data.
 MIN_SECRET_LITERAL = MIN_SECRET_VALUE
@@ -62,7 +67,7 @@ _NAMES_ALT = "|".join(PLACEHOLDER_NAMES)
 _PLACEHOLDER_STR = re.compile(r"\{(!*)(" + _NAMES_ALT + r")(:json)?\}")
 _PLACEHOLDER_BYTES = re.compile(_PLACEHOLDER_STR.pattern.encode())
 #: A ``{`` at the end of the held-back window that could still become one of those.
-_PLACEHOLDER_PARTIAL = re.compile(rb"\{!*[a-z:]{0,9}\Z")
+_PLACEHOLDER_PARTIAL = re.compile(rb"\{!*[a-z:]{0,12}\Z")
 #: A path ends where the next character cannot continue a file or directory name.
 _NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 #: Every text that reads like a placeholder ends with one of these.
@@ -327,7 +332,7 @@ class StreamScrubber:
 
 
 def _check_values(values: Mapping[str, str]) -> None:
-    missing = [n for n in PLACEHOLDER_NAMES if n not in values]
+    missing = [n for n in REQUIRED_PLACEHOLDERS if n not in values]
     if missing:
         raise ValueError(f"restoring placeholders needs a value for {missing}")
 
@@ -341,7 +346,9 @@ def restore_text(text: str, values: Mapping[str, str]) -> str:
         bangs, name, as_json = m.group(1), m.group(2), m.group(3)
         if bangs:
             return "{" + bangs[1:] + name + (as_json or "") + "}"
-        value = values[name]
+        value = values.get(name)
+        if value is None:
+            return m.group(0)
         return _json_spelling(value) if as_json else value
 
     return _PLACEHOLDER_STR.sub(sub, text)
@@ -355,7 +362,9 @@ def restore_bytes(data: bytes, values: Mapping[str, str]) -> bytes:
         bangs, name, as_json = m.group(1), m.group(2).decode(), m.group(3)
         if bangs:
             return b"{" + bangs[1:] + m.group(2) + (as_json or b"") + b"}"
-        value = values[name]
+        value = values.get(name)
+        if value is None:
+            return m.group(0)
         return encode_text(_json_spelling(value) if as_json else value)[0]
 
     return _PLACEHOLDER_BYTES.sub(sub, data)

@@ -254,7 +254,7 @@ def run_live(
                 argv_append=append,
             )
             recorder = (
-                _turn_recorder(Path(record), turn, recipe, run)
+                _turn_recorder(Path(record), turn, recipe, run, cache_dir)
                 if record is not None and side == "real"
                 else None
             )
@@ -316,9 +316,17 @@ def _real_bin(
     return found
 
 
-def _turn_recorder(record: Path, turn: int, recipe: Recipe, run: LiveRun) -> RunRecorder:
-    """The recorder of one real turn, scrubbing the run's paths and the recipe's secrets."""
+def _turn_recorder(
+    record: Path,
+    turn: int,
+    recipe: Recipe,
+    run: LiveRun,
+    cache_dir: str | os.PathLike[str] | None,
+) -> RunRecorder:
+    """The recorder of one real turn, scrubbing the run's paths (the live cache the CLI is
+    installed in among them) and the recipe's secrets; the program is named by its own name."""
     dirs = run.dirs
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     return RunRecorder(
         _turn_path(record, turn),
         cwd=str(dirs.cwd),
@@ -327,6 +335,8 @@ def _turn_recorder(record: Path, turn: int, recipe: Recipe, run: LiveRun) -> Run
         cli_version=run.cli_version,
         secrets=(recipe.fake_key,),
         env_names=sorted({*recipe.env, *recipe.telemetry_env}),
+        program=os.path.basename(recipe.package.bin) if recipe.package else None,
+        install=str(cache),
     )
 
 
