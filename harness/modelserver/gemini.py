@@ -71,8 +71,33 @@ def _parts_text(parts: Any) -> str:
 
 def read_request(body: Mapping[str, Any], *, model: str, stream: bool) -> Conversation:
     """The provider-neutral view of a generateContent request (model and mode from the path)."""
+    messages = _messages(body.get("contents") or ())
+    tools = _tool_offers(body.get("tools") or ())
+    system = body.get("systemInstruction") or body.get("system_instruction")
+    system_text = (
+        _parts_text(system.get("parts"))
+        if isinstance(system, dict)
+        else (system if isinstance(system, str) else "")
+    )
+    config = body.get("generationConfig")
+    schema, source = _structured(config if isinstance(config, dict) else {})
+    return Conversation(
+        api=API,
+        model=model,
+        stream=stream,
+        messages=messages,
+        tools=tools,
+        system_text=system_text,
+        structured_schema=schema,
+        structured_source=source,
+        forced_tool=_forced_tool(body.get("toolConfig")),
+    )
+
+
+def _messages(contents: Any) -> tuple[Message, ...]:
+    """``contents``: each entry's role, text, and whether it calls or answers a function."""
     messages: list[Message] = []
-    for content in body.get("contents") or ():
+    for content in contents:
         if not isinstance(content, dict):
             continue
         parts = content.get("parts")
@@ -86,8 +111,13 @@ def read_request(body: Mapping[str, Any], *, model: str, stream: bool) -> Conver
                 tool_call="functionCall" in keys,
             )
         )
+    return tuple(messages)
+
+
+def _tool_offers(groups: Any) -> tuple[ToolOffer, ...]:
+    """Every named function declaration of every ``tools`` group, its schema normalized."""
     tools: list[ToolOffer] = []
-    for group in body.get("tools") or ():
+    for group in groups:
         decls = group.get("functionDeclarations") if isinstance(group, dict) else None
         for decl in decls or ():
             if not isinstance(decl, dict) or not isinstance(decl.get("name"), str):
@@ -98,41 +128,29 @@ def read_request(body: Mapping[str, Any], *, model: str, stream: bool) -> Conver
                 openapi = decl.get("parameters")
                 params = normalize_schema(openapi) if isinstance(openapi, dict) else {}
             tools.append(ToolOffer(str(decl["name"]), str(decl.get("description", "")), params))
-    system = body.get("systemInstruction") or body.get("system_instruction")
-    system_text = (
-        _parts_text(system.get("parts"))
-        if isinstance(system, dict)
-        else (system if isinstance(system, str) else "")
-    )
-    config = body.get("generationConfig")
-    config = config if isinstance(config, dict) else {}
-    schema: Mapping[str, Any] | None = None
-    source = ""
+    return tuple(tools)
+
+
+def _structured(config: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, str]:
+    """The response schema a ``generationConfig`` asks for, and the key that asked."""
     for key in ("responseJsonSchema", "responseSchema", "response_json_schema"):
         found = config.get(key)
         if isinstance(found, dict):
-            schema, source = normalize_schema(found), key
-            break
-    if schema is None and config.get("responseMimeType") == "application/json":
-        schema, source = {"type": "object"}, "responseMimeType"
-    calling = body.get("toolConfig")
-    calling = calling.get("functionCallingConfig") if isinstance(calling, dict) else None
-    forced = None
-    if isinstance(calling, dict) and calling.get("mode") == "ANY":
-        allowed = calling.get("allowedFunctionNames")
-        if isinstance(allowed, list) and len(allowed) == 1 and isinstance(allowed[0], str):
-            forced = allowed[0]
-    return Conversation(
-        api=API,
-        model=model,
-        stream=stream,
-        messages=tuple(messages),
-        tools=tuple(tools),
-        system_text=system_text,
-        structured_schema=schema,
-        structured_source=source,
-        forced_tool=forced,
-    )
+            return normalize_schema(found), key
+    if config.get("responseMimeType") == "application/json":
+        return {"type": "object"}, "responseMimeType"
+    return None, ""
+
+
+def _forced_tool(tool_config: Any) -> str | None:
+    """The one function ``toolConfig`` forces (mode ``ANY`` with a single allowed name)."""
+    calling = tool_config.get("functionCallingConfig") if isinstance(tool_config, dict) else None
+    if not isinstance(calling, dict) or calling.get("mode") != "ANY":
+        return None
+    allowed = calling.get("allowedFunctionNames")
+    if isinstance(allowed, list) and len(allowed) == 1 and isinstance(allowed[0], str):
+        return allowed[0]
+    return None
 
 
 def _usage(usage: Usage) -> dict[str, int]:
