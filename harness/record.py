@@ -755,6 +755,14 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _shown(value: object) -> str:
+    """``repr`` of a bad value, short: a huge int is named by its size, not printed."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -780,8 +788,14 @@ class _Reader:
     def number(self, obj: Mapping[str, Any], key: str, line: int) -> float:
         value = obj.get(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise self.fail(line, f"{key!r} must be a number >= 0, got {value!r}")
-        return float(value)
+            raise self.fail(line, f"{key!r} must be a number >= 0, got {_shown(value)}")
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf  # an int beyond the double range: no time a run can take
+        if not math.isfinite(number):
+            raise self.fail(line, f"{key!r} must be a finite number >= 0, got {_shown(value)}")
+        return number
 
     def only(self, obj: Mapping[str, Any], keys: Iterable[str], line: int, what: str) -> None:
         extra = sorted(set(obj) - set(keys))
