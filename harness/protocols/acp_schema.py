@@ -25,6 +25,7 @@ from harness.protocols.jsonrpc import (
     envelope_problems,
 )
 from harness.protocols.options import AcpEnvFormat
+from harness.protocols.schema_dispatch import DispatchingValidator
 from harness.schemas import load_schema
 
 __all__ = [
@@ -153,12 +154,12 @@ def known_methods() -> frozenset[str]:
 def _validator(source: str, name: str) -> jsonschema.Draft202012Validator:
     full = load_schema(source)
     wrapper = {"$schema": full["$schema"], "$ref": f"#/$defs/{name}", "$defs": full["$defs"]}
-    return jsonschema.Draft202012Validator(wrapper)
+    return DispatchingValidator(wrapper)  # same verdicts, tagged oneOf checked once
 
 
 @cache
 def _local_validator(method: str, kind: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(LOCAL_SHAPES[(method, kind)])
+    return DispatchingValidator(LOCAL_SHAPES[(method, kind)])
 
 
 def _bounded(text: str) -> str:
