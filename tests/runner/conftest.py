@@ -133,8 +133,10 @@ def text_of(events: Sequence[Event]) -> str:
     return "".join(e.delta for e in events if isinstance(e, TextDelta))
 
 
-#: Fakes whose text comes only when a message ends, as the real dsh bundle writes committed
-#: messages: a test that cancels mid-turn aims at the run once its session is known.
+#: CLIs that print a message's text whole when the message ends (dsh 0.2.1-rc.2 under the
+#: open-design bundle: recordings/real/deepseek-harness/), and so their fakes: a turn that
+#: hangs mid-message has printed none, and a test that cancels mid-turn aims at the run once
+#: its session is known.
 WHOLE_MESSAGES = frozenset({"deepseek-harness"})
 
 

@@ -24,7 +24,14 @@ import pytest
 from harness.events import Raw
 from harness.runner import RunOutcome, RunResult, run_agent_async
 from tests.runner import test_amr_continuation as amr_continuation
-from tests.runner.conftest import FORMAT_CASES, FakeWorld, case_id, run_all, text_of
+from tests.runner.conftest import (
+    FORMAT_CASES,
+    WHOLE_MESSAGES,
+    FakeWorld,
+    case_id,
+    run_all,
+    text_of,
+)
 
 STRICT_FORMATS = frozenset({"dsh-profile-jsonl"})
 #: One-way JSONL formats: a line no parser claims is a raw event.
@@ -107,12 +114,6 @@ def test_nonzero_exit_after_partial_output_fails(world: FakeWorld) -> None:
 # --------------------------------------------------------------------------- timeouts
 
 
-#: CLIs that print a message's text whole when the message ends, so a turn that hangs
-#: mid-message has printed none (dsh 0.2.1-rc.2 under the open-design bundle:
-#: recordings/real/deepseek-harness/).
-WHOLE_MESSAGE_TEXT = frozenset({"deepseek-harness"})
-
-
 @pytest.mark.rule("RUN-TIMEOUT-IDLE-001")
 def test_hang_hits_the_inactivity_timeout_and_keeps_the_text(world: FakeWorld) -> None:
     # Generous enough that a slow interpreter start-up on a loaded machine is not "idle".
@@ -120,7 +121,8 @@ def test_hang_hits_the_inactivity_timeout_and_keeps_the_text(world: FakeWorld) -
 
     def check(result: RunResult) -> list[str]:
         problems = _failed_typed(result, "RUN_INACTIVITY_TIMEOUT")
-        if result.agent_id not in WHOLE_MESSAGE_TEXT:
+        # A CLI that prints a message only when it ends has printed none of a hung one.
+        if result.agent_id not in WHOLE_MESSAGES:
             problems += _has_text(result, "Thinking about it...")
         if sys.platform != "win32" and result.signal != SIGTERM:
             problems.append(f"ended by {result.signal}, expected SIGTERM from the runner")
