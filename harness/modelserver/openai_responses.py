@@ -60,8 +60,34 @@ def read_request(body: Mapping[str, Any]) -> Conversation:
         if isinstance(raw_input, str)
         else list(raw_input or ())
     )
-    messages: list[Message] = []
     system: list[str] = [str(body.get("instructions") or "")]
+    messages = _messages(items, system)
+    tools = _tool_offers(body.get("tools") or ())
+    schema = _structured(body.get("text"))
+    choice = body.get("tool_choice")
+    forced = (
+        str(choice["name"])
+        if isinstance(choice, dict)
+        and choice.get("type") in ("function", "custom")
+        and isinstance(choice.get("name"), str)
+        else None
+    )
+    return Conversation(
+        api=API,
+        model=str(body.get("model", "")),
+        stream=body.get("stream") is True,
+        messages=messages,
+        tools=tools,
+        system_text="\n".join(t for t in system if t),
+        structured_schema=schema,
+        structured_source="text.format" if schema is not None else "",
+        forced_tool=forced,
+    )
+
+
+def _messages(items: list[Any], system: list[str]) -> tuple[Message, ...]:
+    """One message per input item; system and developer texts also go to ``system``."""
+    messages: list[Message] = []
     for item in items:
         if not isinstance(item, dict):
             continue
@@ -77,8 +103,13 @@ def read_request(body: Mapping[str, Any]) -> Conversation:
             messages.append(Message(kind, tool_call=True))
         else:
             messages.append(Message(kind))
+    return tuple(messages)
+
+
+def _tool_offers(raw: Any) -> tuple[ToolOffer, ...]:
+    """The named ``function`` and ``custom`` tools the request offers."""
     tools: list[ToolOffer] = []
-    for t in body.get("tools") or ():
+    for t in raw:
         if not isinstance(t, dict) or not isinstance(t.get("name"), str):
             continue
         if t.get("type") == "function":
@@ -92,33 +123,18 @@ def read_request(body: Mapping[str, Any]) -> Conversation:
             )
         elif t.get("type") == "custom":
             tools.append(ToolOffer(str(t["name"]), str(t.get("description", "")), {}, "custom"))
-    text_config = body.get("text")
+    return tuple(tools)
+
+
+def _structured(text_config: Any) -> Mapping[str, Any] | None:
+    """The schema ``text.format`` asks for (``json_object``: any object), else None."""
     fmt = text_config.get("format") if isinstance(text_config, dict) else None
-    schema: Mapping[str, Any] | None = None
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         found = fmt.get("schema")
-        schema = found if isinstance(found, dict) else {}
-    elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
-        schema = {"type": "object"}
-    choice = body.get("tool_choice")
-    forced = (
-        str(choice["name"])
-        if isinstance(choice, dict)
-        and choice.get("type") in ("function", "custom")
-        and isinstance(choice.get("name"), str)
-        else None
-    )
-    return Conversation(
-        api=API,
-        model=str(body.get("model", "")),
-        stream=body.get("stream") is True,
-        messages=tuple(messages),
-        tools=tuple(tools),
-        system_text="\n".join(t for t in system if t),
-        structured_schema=schema,
-        structured_source="text.format" if schema is not None else "",
-        forced_tool=forced,
-    )
+        return found if isinstance(found, dict) else {}
+    if isinstance(fmt, dict) and fmt.get("type") == "json_object":
+        return {"type": "object"}
+    return None
 
 
 def _usage(usage: Usage) -> dict[str, Any]:
