@@ -52,9 +52,34 @@ def _text_of(content: Any) -> str:
 
 def read_request(body: Mapping[str, Any]) -> Conversation:
     """The provider-neutral view of a Chat Completions request body."""
-    messages: list[Message] = []
     system: list[str] = []
-    for raw in body.get("messages") or ():
+    messages = _messages(body.get("messages") or (), system)
+    tools = _tool_offers(body.get("tools") or (), body.get("functions") or ())
+    schema = _structured(body.get("response_format"))
+    choice = body.get("tool_choice")
+    forced = None
+    if isinstance(choice, dict) and isinstance(choice.get("function"), Mapping):
+        name = choice["function"].get("name")
+        forced = str(name) if isinstance(name, str) else None
+    options = body.get("stream_options")
+    return Conversation(
+        api=API,
+        model=str(body.get("model", "")),
+        stream=body.get("stream") is True,
+        messages=messages,
+        tools=tools,
+        system_text="\n".join(system),
+        structured_schema=schema,
+        structured_source="response_format" if schema is not None else "",
+        forced_tool=forced,
+        include_usage=isinstance(options, dict) and options.get("include_usage") is True,
+    )
+
+
+def _messages(raw_messages: Any, system: list[str]) -> tuple[Message, ...]:
+    """One message per entry; non-empty system and developer texts also go to ``system``."""
+    messages: list[Message] = []
+    for raw in raw_messages:
         if not isinstance(raw, dict):
             continue
         role = str(raw.get("role", ""))
@@ -69,54 +94,32 @@ def read_request(body: Mapping[str, Any]) -> Conversation:
                 tool_call=bool(raw.get("tool_calls") or raw.get("function_call")),
             )
         )
-    tools: list[ToolOffer] = []
-    for t in body.get("tools") or ():
-        fn = t.get("function") if isinstance(t, dict) else None
-        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            params = fn.get("parameters")
-            tools.append(
-                ToolOffer(
-                    str(fn["name"]),
-                    str(fn.get("description", "")),
-                    params if isinstance(params, dict) else {},
-                )
-            )
-    for fn in body.get("functions") or ():  # the legacy ``functions`` list
-        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            params = fn.get("parameters")
-            tools.append(
-                ToolOffer(
-                    str(fn["name"]),
-                    str(fn.get("description", "")),
-                    params if isinstance(params, dict) else {},
-                )
-            )
-    fmt = body.get("response_format")
-    schema: Mapping[str, Any] | None = None
+    return tuple(messages)
+
+
+def _tool_offers(tools: Any, functions: Any) -> tuple[ToolOffer, ...]:
+    """The named functions of ``tools``, then those of the legacy ``functions`` list."""
+    declared = [t.get("function") if isinstance(t, dict) else None for t in tools]
+    return tuple(
+        ToolOffer(
+            str(fn["name"]),
+            str(fn.get("description", "")),
+            params if isinstance(params := fn.get("parameters"), dict) else {},
+        )
+        for fn in [*declared, *functions]
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str)
+    )
+
+
+def _structured(fmt: Any) -> Mapping[str, Any] | None:
+    """The schema ``response_format`` asks for (``json_object``: any object), else None."""
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         holder = fmt.get("json_schema")
         found = holder.get("schema") if isinstance(holder, dict) else None
-        schema = found if isinstance(found, dict) else {}
-    elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
-        schema = {"type": "object"}
-    choice = body.get("tool_choice")
-    forced = None
-    if isinstance(choice, dict) and isinstance(choice.get("function"), Mapping):
-        name = choice["function"].get("name")
-        forced = str(name) if isinstance(name, str) else None
-    options = body.get("stream_options")
-    return Conversation(
-        api=API,
-        model=str(body.get("model", "")),
-        stream=body.get("stream") is True,
-        messages=tuple(messages),
-        tools=tuple(tools),
-        system_text="\n".join(system),
-        structured_schema=schema,
-        structured_source="response_format" if schema is not None else "",
-        forced_tool=forced,
-        include_usage=isinstance(options, dict) and options.get("include_usage") is True,
-    )
+        return found if isinstance(found, dict) else {}
+    if isinstance(fmt, dict) and fmt.get("type") == "json_object":
+        return {"type": "object"}
+    return None
 
 
 def _usage(usage: Usage) -> dict[str, Any]:
