@@ -68,6 +68,17 @@ def _objects(frames: Sequence[Any]) -> list[dict[str, Any]]:
     return [f for f in frames if isinstance(f, dict)]
 
 
+def _text_items(items: Any) -> list[str]:
+    """The texts of the ``{"type": "text", "text": ...}`` entries of a list, in order."""
+    return [
+        item["text"]
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict)
+        and item.get("type") == "text"
+        and isinstance(item.get("text"), str)
+    ]
+
+
 def _string(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -306,17 +317,25 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
         # FIDELITY-REPLAY-002: a run that failed before its prompt (the agent refused
         # session/new, e.g. "Authentication required") is replayed with the request the
         # client had opened; the session meets the agent's error as it did live.
-        blocks = self._params(prompts[0]).get("prompt") if prompts else None
-        texts = [
-            b["text"]
-            for b in (blocks if isinstance(blocks, list) else [])
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        ]
+        texts = _text_items(self._params(prompts[0]).get("prompt") if prompts else None)
         opener = self._params(loads[0] if loads else news[0] if news else None)
         resume = _string(opener.get("sessionId")) if loads else None
         if loads and resume is None:
             raise self._missing("sessionId in its session/load request")
         servers = opener.get("mcpServers")
+        return SessionRequest(
+            prompt="\n".join(texts) if prompts else PLACEHOLDER_PROMPT,
+            cwd=_string(opener.get("cwd")) or PLACEHOLDER_CWD,
+            model=self._chosen_model(frames, prompts[0] if prompts else None),
+            resume_session_id=resume,
+            mcp_servers=[s for s in servers if isinstance(s, dict)]
+            if isinstance(servers, list)
+            else (),
+        )
+
+    def _chosen_model(self, frames: Sequence[Any], first_prompt: Any) -> str | None:
+        """The model the recorded client chose before its first prompt (the last
+        ``session/set_config_option`` of a model option or ``session/set_model``)."""
         model: str | None = None
         for frame in _objects(frames):
             params = self._params(frame)
@@ -326,17 +345,9 @@ class AcpCaptureAdapter(_JsonRpcAdapter):
                     model = _string(params.get("value")) or model
             elif frame.get("method") == "session/set_model":
                 model = _string(params.get("modelId")) or model
-            elif prompts and frame is prompts[0]:
+            elif first_prompt is not None and frame is first_prompt:
                 break
-        return SessionRequest(
-            prompt="\n".join(texts) if prompts else PLACEHOLDER_PROMPT,
-            cwd=_string(opener.get("cwd")) or PLACEHOLDER_CWD,
-            model=model,
-            resume_session_id=resume,
-            mcp_servers=[s for s in servers if isinstance(s, dict)]
-            if isinstance(servers, list)
-            else (),
-        )
+        return model
 
 
 class AppServerCaptureAdapter(_JsonRpcAdapter):
@@ -368,13 +379,7 @@ class AppServerCaptureAdapter(_JsonRpcAdapter):
             raise self._missing("turn/start request")
         turn = self._params(turns[0])
         inputs = turn.get("input")
-        texts = [
-            item["text"]
-            for item in (inputs if isinstance(inputs, list) else [])
-            if isinstance(item, dict)
-            and item.get("type") == "text"
-            and isinstance(item.get("text"), str)
-        ]
+        texts = _text_items(inputs)
         resumes = self._requests(frames, "thread/resume")
         starts = self._requests(frames, "thread/start")
         thread = self._params(resumes[0] if resumes else starts[0] if starts else None)
