@@ -494,7 +494,7 @@ def _acp_expected(defn: AgentDef, servers: Sequence[McpServerConfig]) -> Any:
     """The stdio entries ``session/new`` must carry, env in the def's shape (ref §2.6)."""
     stdio = [s for s in servers if s.transport is McpTransport.STDIO and s.enabled]
     return build_acp_mcp_servers(
-        stdio, defn.acp_mcp_env_format, None, defn.acp_stdio_mcp_removed_in_version
+        stdio, defn.acp.mcp_env_format, None, defn.acp.stdio_mcp_removed_in_version
     )
 
 

@@ -898,7 +898,7 @@ def resume_argv_shape(subject: DefSubject) -> Finding:
     for name, view in transport_views(subject.defn):
         two_way = is_two_way(view.stream_format)
         style = view.resume_style
-        if view.pi_resume_via_process_args:
+        if view.pi.resume_via_process_args:
             carries = True
         elif two_way:
             carries = False

@@ -17,6 +17,7 @@ import types
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from harness.defs.format_options import FORMAT_OPTION_FIELDS
 from harness.defs.types import (
     ID_PATTERN,
     AcpEnvFormat,
@@ -53,10 +54,10 @@ _OPTIONAL_STRS = (
     "bin_env_key",
     "prompt_too_large_hint",
     "default_model_env_var",
-    "acp_stdio_mcp_removed_in_version",
-    "acp_model_unavailable_error_code",
-    "acp_native_continue_runtime",
-    "pi_session_dir",
+    "acp.stdio_mcp_removed_in_version",
+    "acp.model_unavailable_error_code",
+    "acp.native_continue_runtime",
+    "pi.session_dir",
     "transport_env_var",
     "docs_url",
     "install_url",
@@ -64,13 +65,13 @@ _OPTIONAL_STRS = (
 _BOOLS = (
     "supports_image_paths",
     "supports_custom_model",
-    "acp_turn_end_completes_prompt",
-    "pi_resume_via_process_args",
+    "acp.turn_end_completes_prompt",
+    "pi.resume_via_process_args",
 )
 _TIMEOUTS = (
     "version_probe_timeout_ms",
     "help_probe_timeout_ms",
-    "acp_stage_timeout_ms",
+    "acp.stage_timeout_ms",
     "inactivity_timeout_ms",
     "first_output_timeout_ms",
 )
@@ -79,7 +80,7 @@ _ENUMS: dict[str, type[enum.Enum]] = {
     "prompt_input_format": PromptInputFormat,
     "resume_style": ResumeStyle,
     "external_mcp_injection": McpInjection,
-    "acp_mcp_env_format": AcpEnvFormat,
+    "acp.mcp_env_format": AcpEnvFormat,
 }
 _OPTIONAL_OBJECTS: dict[str, type] = {
     "node_wrapper_native": NodeWrapperNative,
@@ -94,6 +95,22 @@ _OBJECT_TUPLES: dict[str, type] = {
     "fallback_models": ModelOption,
     "reasoning_options": ModelOption,
 }
+
+
+def _values(defn: AgentDef, names: Iterable[str]) -> Iterable[tuple[str, object]]:
+    """``(name, value)`` per field name; ``acp.stage_timeout_ms`` reaches into a group.
+
+    A field of a group that is not the right type is skipped: that is reported once, as
+    the group's own problem.
+    """
+    for name in names:
+        group, dot, option = name.partition(".")
+        value = getattr(defn, group)
+        if dot:
+            if not isinstance(value, FORMAT_OPTION_FIELDS[group]):
+                continue
+            value = getattr(value, option)
+        yield name, value
 
 
 class DefFileError(HarnessError):
@@ -216,8 +233,9 @@ def validate_def_data(defn: AgentDef, where: str) -> list[str]:
     problems = _identity_problems(defn, where)
     # streams (seed 000 §1; DEF-FORMAT-001)
     problems += _check_format(where, defn.stream_format, defn.event_parser)
+    problems += _option_group_problems(defn, where)
     problems += _present(
-        _check_enum(f"{where}.{n}", getattr(defn, n), t) for n, t in _ENUMS.items()
+        _check_enum(f"{where}.{n}", v, _ENUMS[n]) for n, v in _values(defn, _ENUMS)
     )
     problems += _budget_problems(defn, where)
     problems += _plain_field_problems(defn, where)
@@ -242,6 +260,16 @@ def _identity_problems(defn: AgentDef, where: str) -> list[str]:
     if not callable(defn.build_args):
         problems.append(f"{where}.build_args: must be callable, got {_type_name(defn.build_args)}")
     return problems
+
+
+def _option_group_problems(defn: AgentDef, where: str) -> list[str]:
+    """Each format-only option group is its own type."""
+    return [
+        f"{where}.{name}: must be a {group_type.__name__} (from harness.defs.types), "
+        f"got {_type_name(getattr(defn, name))}"
+        for name, group_type in FORMAT_OPTION_FIELDS.items()
+        if not isinstance(getattr(defn, name), group_type)
+    ]
 
 
 def _budget_problems(defn: AgentDef, where: str) -> list[str]:
@@ -269,16 +297,13 @@ def _plain_field_problems(defn: AgentDef, where: str) -> list[str]:
     """String tuples, optional strings, booleans, timeouts and string maps."""
     problems = _present(_check_str_tuple(f"{where}.{n}", getattr(defn, n)) for n in _STR_TUPLES)
     problems += _present([_check_str_tuple(f"{where}.help_args", defn.help_args, optional=True)])
-    for name in _OPTIONAL_STRS:
-        value = getattr(defn, name)
+    for name, value in _values(defn, _OPTIONAL_STRS):
         if value is not None and not isinstance(value, str):
             problems.append(f"{where}.{name}: must be a string or None, got {_type_name(value)}")
-    for name in _BOOLS:
-        value = getattr(defn, name)
+    for name, value in _values(defn, _BOOLS):
         if not isinstance(value, bool):
             problems.append(f"{where}.{name}: must be True or False, got {value!r}")
-    for name in _TIMEOUTS:
-        value = getattr(defn, name)
+    for name, value in _values(defn, _TIMEOUTS):
         if value is not None and not _positive_int(value):
             problems.append(
                 f"{where}.{name}: must be a positive integer (ms) or None, got {value!r}"

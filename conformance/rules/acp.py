@@ -142,11 +142,11 @@ RULES = (
     ),
     _capability(
         "ACP-MODEL-003",
-        "With acp_model_unavailable_error_code, any error to the model request fails the run "
+        "With acp.model_unavailable_error_code, any error to the model request fails the run "
         "with that code (not retryable) and the prompt is never sent; there is no fallback to "
         "the default model.",
         "ref §2.6",
-        "acp_model_unavailable_error_code",
+        "acp.model_unavailable_error_code",
     ),
     _rule(
         "ACP-PROMPT-001",
@@ -164,9 +164,9 @@ RULES = (
     _capability(
         "ACP-MCP-002",
         "Stdio MCP servers are withheld when agentInfo.version is numerically >= the def's "
-        "acp_stdio_mcp_removed_in_version.",
+        "acp.stdio_mcp_removed_in_version.",
         "ref §2.6",
-        "acp_stdio_mcp_removed_in_version",
+        "acp.stdio_mcp_removed_in_version",
     ),
     # -- session/update mapping (ref §2.6 newer table) ----------------------------------
     _rule(
@@ -237,9 +237,9 @@ RULES = (
     ),
     _capability(
         "ACP-TURN-002",
-        "With acp_turn_end_completes_prompt, a turn_end session update completes the prompt.",
+        "With acp.turn_end_completes_prompt, a turn_end session update completes the prompt.",
         "ref §2.6",
-        "acp_turn_end_completes_prompt",
+        "acp.turn_end_completes_prompt",
     ),
     _rule(
         "ACP-USAGE-001",
@@ -322,7 +322,7 @@ RULES = (
     _rule(
         "ACP-AMR-CONTINUE-002",
         "No continuation unless the def names the runtime whose evidence it accepts "
-        "(acp_native_continue_runtime) and initialize advertised agentCapabilities.loadSession "
+        "(acp.native_continue_runtime) and initialize advertised agentCapabilities.loadSession "
         "and _meta['com.open-design.nativeSessionContinue'].version == 1, in the interrupted "
         "process and again in the continuing one (an unsupported version fails the run).",
         "seed 000 §12 (AMR compaction continuation)",

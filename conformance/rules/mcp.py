@@ -74,13 +74,13 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "MCP-ACP-001",
         "acp-merge sends enabled stdio servers only, as {type:'stdio', name, command, args, env} "
-        "with env as [{name,value}] or a map per acp_mcp_env_format, accepted by the ACP session.",
+        "with env as [{name,value}] or a map per acp.mcp_env_format, accepted by the ACP session.",
         "ref §7",
     ),
     _rule(
         "MCP-ACP-002",
         "Stdio servers are withheld when the agent version is >= "
-        "acp_stdio_mcp_removed_in_version, compared numerically (0.100.0 >= 0.37.0).",
+        "acp.stdio_mcp_removed_in_version, compared numerically (0.100.0 >= 0.37.0).",
         "ref §2.6",
     ),
     # --- env content ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from harness.defs.types import (
     DEFAULT_MODEL_OPTION,
+    AcpOptions,
     AgentDef,
     BuildOptions,
     ListModels,
@@ -94,8 +95,11 @@ AGENT_DEF = AgentDef(
     # not name it either; external MCP servers are therefore not forwarded (a reportable value).
     external_mcp_injection=McpInjection.NONE,
     inactivity_timeout_ms=30 * 60 * 1000,
-    # ref §2.6 step 3: AMR fails a model it cannot select instead of running on its default.
-    acp_model_unavailable_error_code="AMR_MODEL_UNAVAILABLE",
-    # seed 000 §12: Vela continues its OpenCode runtime's interrupted turns natively.
-    acp_native_continue_runtime="opencode",
+    acp=AcpOptions(
+        # ref §2.6 step 3: AMR fails a model it cannot select instead of running on its
+        # default.
+        model_unavailable_error_code="AMR_MODEL_UNAVAILABLE",
+        # seed 000 §12: Vela continues its OpenCode runtime's interrupted turns natively.
+        native_continue_runtime="opencode",
+    ),
 )

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from harness.defs.shared import ACP_MODEL_DISCOVERY_INPUT, parse_acp_models
 from harness.defs.types import (
     AcpEnvFormat,
+    AcpOptions,
     AgentDef,
     BuildOptions,
     ListModels,
@@ -78,5 +79,5 @@ AGENT_DEF = AgentDef(
     ),
     resume_style=ResumeStyle.ACP_LOAD,
     external_mcp_injection=McpInjection.ACP_MERGE,
-    acp_mcp_env_format=AcpEnvFormat.ARRAY,
+    acp=AcpOptions(mcp_env_format=AcpEnvFormat.ARRAY),
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.defs.types import (
+    AcpOptions,
     AgentDef,
     BuildOptions,
     McpInjection,
@@ -44,5 +45,5 @@ AGENT_DEF = AgentDef(
     prompt_delivery=PromptDelivery.PROTOCOL,
     resume_style=ResumeStyle.NONE,
     external_mcp_injection=McpInjection.ACP_MERGE,
-    acp_stdio_mcp_removed_in_version="0.37.0",
+    acp=AcpOptions(stdio_mcp_removed_in_version="0.37.0"),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.defs.types import (
+    AcpOptions,
     AgentDef,
     BuildOptions,
     McpInjection,
@@ -42,5 +43,5 @@ AGENT_DEF = AgentDef(
     prompt_delivery=PromptDelivery.PROTOCOL,
     resume_style=ResumeStyle.ACP_LOAD,
     external_mcp_injection=McpInjection.ACP_MERGE,
-    acp_turn_end_completes_prompt=True,
+    acp=AcpOptions(turn_end_completes_prompt=True),
 )

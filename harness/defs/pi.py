@@ -20,6 +20,7 @@ from harness.defs.types import (
     ListModels,
     McpInjection,
     ModelOption,
+    PiOptions,
     PromptDelivery,
     ResumeStyle,
     RuntimeContext,
@@ -106,7 +107,7 @@ def _build_args(
         args += ["--append-system-prompt", extra]
     if context.cwd:
         # seed 000 §5.10 "Resume": the run captures the one changed file under
-        # pi_session_dir; pi 0.73 stores sessions under ~/.pi/agent/sessions unless
+        # pi.session_dir; pi 0.73 stores sessions under ~/.pi/agent/sessions unless
         # told otherwise, so point it at <cwd>/.pi/sessions (`--session-dir`).
         join = ntpath.join if context.platform == "win32" else posixpath.join
         args += ["--session-dir", join(context.cwd, ".pi", "sessions")]
@@ -139,7 +140,7 @@ AGENT_DEF = AgentDef(
         *(ModelOption(level, level) for level in THINKING_LEVELS),
     ),
     resume_style=ResumeStyle.PI_SESSION,
-    pi_session_dir=".pi/sessions",
+    pi=PiOptions(session_dir=".pi/sessions"),
     # seed 002 §8.1: pi is among the runtimes that get no external MCP injection.
     external_mcp_injection=McpInjection.NONE,
 )

@@ -27,6 +27,7 @@ from harness.defs.types import (
     ListModels,
     McpInjection,
     ModelOption,
+    PiOptions,
     PromptDelivery,
     ResumeStyle,
     RuntimeContext,
@@ -101,8 +102,7 @@ AGENT_DEF = AgentDef(
     supports_image_paths=True,
     list_models=ListModels(args=("model", "list"), parse=parse_prime_model_list, timeout_ms=15_000),
     resume_style=ResumeStyle.PI_SESSION,
-    pi_session_dir="~/.prime/agent/sessions",
     external_mcp_injection=McpInjection.NONE,
     install_url="https://github.com/PrimeIntellect-ai/prime-agent",
-    pi_resume_via_process_args=True,
+    pi=PiOptions(session_dir="~/.prime/agent/sessions", resume_via_process_args=True),
 )

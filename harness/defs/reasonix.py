@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from harness.defs.types import (
     AcpEnvFormat,
+    AcpOptions,
     AgentDef,
     BuildOptions,
     McpInjection,
@@ -48,6 +49,6 @@ AGENT_DEF = AgentDef(
     prompt_delivery=PromptDelivery.PROTOCOL,
     resume_style=ResumeStyle.NONE,
     external_mcp_injection=McpInjection.ACP_MERGE,
-    acp_mcp_env_format=AcpEnvFormat.MAP,
+    acp=AcpOptions(mcp_env_format=AcpEnvFormat.MAP),
     install_url="https://github.com/esengine/DeepSeek-Reasonix",
 )

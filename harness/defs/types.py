@@ -18,12 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.guards.budget_generations import BudgetGeneration
+from harness.protocols.def_options import AcpOptions, PiOptions
 from harness.protocols.options import DEFAULT_CHOICE, AcpEnvFormat
 
 __all__ = [
     "DEFAULT_MODEL_OPTION",
     "ID_PATTERN",
     "AcpEnvFormat",
+    "AcpOptions",
     "AgentDef",
     "AuthProbe",
     "BuildArgs",
@@ -35,6 +37,7 @@ __all__ = [
     "McpInjection",
     "ModelOption",
     "NodeWrapperNative",
+    "PiOptions",
     "PromptDelivery",
     "PromptInputFormat",
     "ResumeStyle",
@@ -296,25 +299,10 @@ class AgentDef:
     # --- sessions and streams ----------------------------------------------
     resume_style: ResumeStyle = ResumeStyle.NONE
     external_mcp_injection: McpInjection = McpInjection.NONE
-    acp_mcp_env_format: AcpEnvFormat = AcpEnvFormat.ARRAY
-    #: Agent version from which stdio MCP servers are withheld (kimi >= 0.37.0).
-    acp_stdio_mcp_removed_in_version: str | None = None
-    acp_turn_end_completes_prompt: bool = False
-    #: ACP per-stage watchdog (ref §10.1 "def default"); None = engine default (10 min).
-    acp_stage_timeout_ms: int | None = None
-    #: ACP: the error code a failed model selection ends the run with, instead of falling
-    #: back to the agent's default model (ref §2.6 step 3: AMR's ``modelUnavailableErrorCode``,
-    #: ``AMR_MODEL_UNAVAILABLE``). ``None``: a recoverable model error falls back.
-    acp_model_unavailable_error_code: str | None = None
-    #: ACP: the runtime whose native continuation evidence this def accepts (seed 000 §12;
-    #: AMR: ``opencode``, the ``runtime`` its evidence names). ``None``: an interrupted
-    #: prompt is classified but never continued in a new process.
-    acp_native_continue_runtime: str | None = None
-    #: pi-rpc session directory (relative to cwd, or absolute / ``~``-prefixed).
-    pi_session_dir: str | None = None
-    #: pi-rpc: resume travels in argv (prime-agent ``--resume``), so the session must not
-    #: also send ``new_session(parentSession)`` (ref §8.1 ``piRpcResumeViaProcessArgs``).
-    pi_resume_via_process_args: bool = False
+    #: Options only an ``acp-json-rpc`` transport reads.
+    acp: AcpOptions = field(default_factory=AcpOptions)
+    #: Options only a ``pi-rpc`` transport reads.
+    pi: PiOptions = field(default_factory=PiOptions)
     inactivity_timeout_ms: int | None = None
     first_output_timeout_ms: int | None = None
     #: Case-insensitive regexes over stderr meaning "the resumed session id is unknown"

@@ -27,7 +27,7 @@ def pi_rpc_fields(defn: AgentDef, inputs: RequestInputs) -> dict[str, Any]:
     if inputs.image_paths:
         root, candidates = inputs.read_images()
         out["images"] = select_images(candidates, root)
-    if defn.pi_resume_via_process_args:
+    if defn.pi.resume_via_process_args:
         # ref §8.1 piRpcResumeViaProcessArgs: the resume travels in argv only.
         out["resume_session_id"] = None
     return out

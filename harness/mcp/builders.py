@@ -123,7 +123,7 @@ def build_claude_mcp_json(
 
 def stdio_mcp_suppressed(agent_version: str | None, removed_in: str | None) -> bool:
     """True when stdio MCP must be withheld: the agent's version is known and >= the def's
-    ``acp_stdio_mcp_removed_in_version`` (ref §2.6 step 2; MCP-ACP-002). Numeric comparison of
+    ``acp.stdio_mcp_removed_in_version`` (ref §2.6 step 2; MCP-ACP-002). Numeric comparison of
     the dotted version (``0.100.0 >= 0.37.0``), the same function the ACP session uses."""
     if agent_version is None or removed_in is None:
         return False

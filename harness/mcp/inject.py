@@ -230,7 +230,7 @@ def plan_injection(
 
     ``tokens`` maps server id -> stored OAuth access token; only servers whose effective auth
     mode is oauth receive theirs (MCP-AUTH-002). ``agent_version`` is the version detection
-    found; with ``acp_stdio_mcp_removed_in_version`` it withholds stdio servers (MCP-ACP-002).
+    found; with ``acp.stdio_mcp_removed_in_version`` it withholds stdio servers (MCP-ACP-002).
     """
     enabled = _checked(servers)
     plan = _plan(
@@ -337,8 +337,8 @@ def _plan_acp(
     defn: AgentDef, label: str, enabled: list[McpServerConfig], agent_version: str | None
 ) -> InjectionPlan:
     strategy = McpInjection.ACP_MERGE
-    cutoff = defn.acp_stdio_mcp_removed_in_version
-    env_format = AcpEnvFormat(defn.acp_mcp_env_format)
+    cutoff = defn.acp.stdio_mcp_removed_in_version
+    env_format = AcpEnvFormat(defn.acp.mcp_env_format)
     remote = [s for s in enabled if s.transport is not McpTransport.STDIO]
     stdio = [s for s in enabled if s.transport is McpTransport.STDIO]
     skipped = [

@@ -40,6 +40,7 @@ from harness.protocols.base import (
     SetDeadline,
 )
 from harness.protocols.core import SessionCore
+from harness.protocols.def_options import AcpOptions
 from harness.protocols.jsonrpc import (
     ErrorResponse,
     Invalid,
@@ -306,17 +307,7 @@ class AcpDefFields(Protocol):
     @property
     def stream_format(self) -> str: ...
     @property
-    def acp_mcp_env_format(self) -> AcpEnvFormat: ...
-    @property
-    def acp_stdio_mcp_removed_in_version(self) -> str | None: ...
-    @property
-    def acp_turn_end_completes_prompt(self) -> bool: ...
-    @property
-    def acp_stage_timeout_ms(self) -> int | None: ...
-    @property
-    def acp_model_unavailable_error_code(self) -> str | None: ...
-    @property
-    def acp_native_continue_runtime(self) -> str | None: ...
+    def acp(self) -> AcpOptions: ...
 
 
 class AcpSession:
@@ -409,17 +400,18 @@ class AcpSession:
                 f"agent def {defn.id!r} has stream_format {defn.stream_format!r}, "
                 "not 'acp-json-rpc'"
             )
+        acp = defn.acp
         options: dict[str, Any] = {
-            "env_format": defn.acp_mcp_env_format,
-            "stdio_mcp_removed_in_version": defn.acp_stdio_mcp_removed_in_version,
-            "turn_end_completes_prompt": defn.acp_turn_end_completes_prompt,
+            "env_format": acp.mcp_env_format,
+            "stdio_mcp_removed_in_version": acp.stdio_mcp_removed_in_version,
+            "turn_end_completes_prompt": acp.turn_end_completes_prompt,
         }
-        if defn.acp_stage_timeout_ms is not None:
-            options["stage_timeout_ms"] = defn.acp_stage_timeout_ms
-        if defn.acp_model_unavailable_error_code is not None:
-            options["model_unavailable_error_code"] = defn.acp_model_unavailable_error_code
-        if defn.acp_native_continue_runtime is not None:
-            options["native_continue_runtime"] = defn.acp_native_continue_runtime
+        if acp.stage_timeout_ms is not None:
+            options["stage_timeout_ms"] = acp.stage_timeout_ms
+        if acp.model_unavailable_error_code is not None:
+            options["model_unavailable_error_code"] = acp.model_unavailable_error_code
+        if acp.native_continue_runtime is not None:
+            options["native_continue_runtime"] = acp.native_continue_runtime
         options.update(overrides)
         return cls(**options)
 
@@ -983,7 +975,7 @@ class AcpSession:
         if self._native_runtime is None:
             return (
                 "ACP-AMR-CONTINUE-002",
-                "the def takes no native continuation (acp_native_continue_runtime is unset)",
+                "the def takes no native continuation (acp.native_continue_runtime is unset)",
             )
         unnegotiated = self._unnegotiated()
         if unnegotiated is not None:

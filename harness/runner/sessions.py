@@ -71,7 +71,7 @@ def _image_reader(req: RunRequest, cwd: str) -> Callable[[], tuple[str, list[Ima
 
 
 def _session_dir(defn: AgentDef, cwd: str, home: str) -> str | None:
-    configured = defn.pi_session_dir
+    configured = defn.pi.session_dir
     if not configured:
         return None
     if configured == "~" or configured.startswith(("~/", "~\\")):

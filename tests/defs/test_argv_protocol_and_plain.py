@@ -304,17 +304,17 @@ def test_acp_mcp_injection() -> None:
     injection = {i: d.external_mcp_injection for i, d in ACP_DEFS.items()}
     assert injection.pop("amr") is McpInjection.NONE
     assert set(injection.values()) == {McpInjection.ACP_MERGE}
-    assert ACP_DEFS["reasonix"].acp_mcp_env_format is AcpEnvFormat.MAP
-    assert ACP_DEFS["kilo"].acp_mcp_env_format is AcpEnvFormat.ARRAY
-    assert ACP_DEFS["kimi"].acp_stdio_mcp_removed_in_version == "0.37.0"
+    assert ACP_DEFS["reasonix"].acp.mcp_env_format is AcpEnvFormat.MAP
+    assert ACP_DEFS["kilo"].acp.mcp_env_format is AcpEnvFormat.ARRAY
+    assert ACP_DEFS["kimi"].acp.stdio_mcp_removed_in_version == "0.37.0"
     others = [d for i, d in ACP_DEFS.items() if i != "kimi"]
-    assert all(d.acp_stdio_mcp_removed_in_version is None for d in others)
+    assert all(d.acp.stdio_mcp_removed_in_version is None for d in others)
     assert ACP_DEFS["reasonix"].env == {}  # no value documented for REASONIX_ACP_SYSTEM_APPEND
 
 
 @pytest.mark.rule("DEF-ACP-FIELDS-001")
 def test_acp_per_runtime_fields() -> None:
-    assert [i for i, d in ACP_DEFS.items() if d.acp_turn_end_completes_prompt] == ["kiro"]
+    assert [i for i, d in ACP_DEFS.items() if d.acp.turn_end_completes_prompt] == ["kiro"]
     assert ACP_DEFS["trae-cli"].version_probe_timeout_ms == 10_000
     assert ACP_DEFS["amr"].inactivity_timeout_ms == 30 * 60 * 1000
     assert ACP_DEFS["amr"].default_model_env_var == "VELA_DEFAULT_MODEL"
@@ -483,7 +483,7 @@ def test_pi_fields() -> None:
     assert PI.stream_format == "pi-rpc"
     assert PI.prompt_delivery is PromptDelivery.PROTOCOL
     assert PI.resume_style is ResumeStyle.PI_SESSION
-    assert PI.pi_session_dir == ".pi/sessions"
+    assert PI.pi.session_dir == ".pi/sessions"
     assert PI.version_probe_timeout_ms == 15_000
     assert [o.id for o in PI.reasoning_options] == [
         "default",
@@ -543,7 +543,7 @@ def test_prime_agent_models_and_session_dir() -> None:
     parsed = PRIME.list_models.parse(table)
     assert [m.id for m in parsed or []] == ["default", "openai/gpt-5", "xai/grok-4"]
     assert prime_agent.parse_prime_model_list("provider model\n") is None
-    assert PRIME.pi_session_dir == "~/.prime/agent/sessions"
+    assert PRIME.pi.session_dir == "~/.prime/agent/sessions"
     assert PRIME.resume_style is ResumeStyle.PI_SESSION
     assert PRIME.stream_format == "pi-rpc"
 

@@ -88,7 +88,14 @@ CATALOG = {
     "plain": {"aider", "antigravity", "atomcode", "deepseek", "grok-build", "qwen"},
 }
 
-NOT_RUNTIME_MODULES = {"registry", "local_profiles", "shared", "types", "transport"}
+NOT_RUNTIME_MODULES = {
+    "registry",
+    "local_profiles",
+    "shared",
+    "types",
+    "transport",
+    "format_options",
+}
 
 
 def _args(

@@ -286,11 +286,11 @@ def test_happy_run_of_every_acp_agent(fake: FakeCli, agent: str) -> None:
     }
     usage = events_of(live.events, Usage)
     assert usage and usage[-1].stop_reason == "end_turn"
-    if not defn.acp_turn_end_completes_prompt:
+    if not defn.acp.turn_end_completes_prompt:
         assert usage[-1].usage == {"input_tokens": 120, "output_tokens": 45, "total_tokens": 165}
     # FAKE-ACP-002: every frame validates; kiro's turn_end update is the one exception.
     bad = schema_problems(live)
-    expected_bad = updates(live, "turn_end") if defn.acp_turn_end_completes_prompt else []
+    expected_bad = updates(live, "turn_end") if defn.acp.turn_end_completes_prompt else []
     assert [f["params"]["update"] for f, _ in bad] == expected_bad
     assert not [e for e in events_of(live.events, Status) if e.label == "schema_violation"][
         len(expected_bad) :

@@ -84,7 +84,7 @@ def run_pi(
     defn = get_agent_def(agent)
     # ref §8.1 piRpcResumeViaProcessArgs: prime-agent resumes through argv, so the session
     # must not also send new_session(parentSession).
-    via_argv = defn.pi_resume_via_process_args
+    via_argv = defn.pi.resume_via_process_args
     request = SessionRequest(
         prompt=PROMPT, cwd=str(fake.cwd), resume_session_id=None if via_argv else resume
     )

@@ -68,8 +68,9 @@ def custom_def(
         id="zz-custom-agent",
         name="Zeta Custom",
         external_mcp_injection=strategy,
-        acp_mcp_env_format=env_format,
-        acp_stdio_mcp_removed_in_version=removed_in,
+        acp=dataclasses.replace(
+            base.acp, mcp_env_format=env_format, stdio_mcp_removed_in_version=removed_in
+        ),
     )
 
 

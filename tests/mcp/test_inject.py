@@ -65,7 +65,7 @@ def _plan(
 @pytest.mark.parametrize("strategy", list(McpInjection))
 def test_a_def_unknown_to_the_engine_is_planned_from_its_fields(strategy: McpInjection) -> None:
     builtin = builtin_with(strategy)
-    custom = custom_def(strategy, env_format=builtin.acp_mcp_env_format)
+    custom = custom_def(strategy, env_format=builtin.acp.mcp_env_format)
     mine, theirs = _plan(custom, all_servers()), _plan(builtin, all_servers())
     assert mine.strategy is theirs.strategy is strategy
     assert dict(mine.env) == dict(theirs.env)
@@ -223,7 +223,7 @@ def test_managed_check_matches_a_lexical_oracle(root: str, cwd: str, absolute: b
 def test_acp_plan_uses_the_def_env_format(defn: AgentDef) -> None:
     plan = _plan(defn, all_servers())
     assert list(plan.acp_mcp_servers) == build_acp_mcp_servers(
-        all_servers(), defn.acp_mcp_env_format
+        all_servers(), defn.acp.mcp_env_format
     )
     assert plan.delivered == ("github",)
     assert {s.id for s in plan.skipped} == {"higgsfield", "pinned"}
@@ -233,8 +233,8 @@ def test_acp_plan_uses_the_def_env_format(defn: AgentDef) -> None:
 
 @pytest.mark.rule("MCP-ACP-002")
 def test_acp_plan_withholds_stdio_from_the_cutoff_and_says_why() -> None:
-    defn = next(d for d in BUILTIN_DEFS if d.acp_stdio_mcp_removed_in_version)
-    cutoff = defn.acp_stdio_mcp_removed_in_version
+    defn = next(d for d in BUILTIN_DEFS if d.acp.stdio_mcp_removed_in_version)
+    cutoff = defn.acp.stdio_mcp_removed_in_version
     assert cutoff is not None
     major, minor, _ = (int(p) for p in cutoff.split("."))
     newer = f"{major}.{minor + 63}.0"  # numerically newer, lexically "smaller" for minor < 37

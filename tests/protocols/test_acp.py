@@ -1500,9 +1500,9 @@ ACP_DEFS = [d for d in BUILTIN_DEFS if d.stream_format == "acp-json-rpc"]
 @pytest.mark.parametrize("defn", ACP_DEFS, ids=[d.id for d in ACP_DEFS])
 def test_from_def_reads_the_def_fields(defn: Any) -> None:
     sess = AcpSession.from_def(defn, stage_timeout_ms=5)
-    assert sess._env_format is defn.acp_mcp_env_format
-    assert sess._stdio_removed_in == defn.acp_stdio_mcp_removed_in_version
-    assert sess._turn_end_completes is defn.acp_turn_end_completes_prompt
+    assert sess._env_format is defn.acp.mcp_env_format
+    assert sess._stdio_removed_in == defn.acp.stdio_mcp_removed_in_version
+    assert sess._turn_end_completes is defn.acp.turn_end_completes_prompt
     assert sess._stage_timeout == 5
 
 
@@ -1511,7 +1511,7 @@ def test_from_def_refuses_other_formats_and_no_agent_id_appears_in_the_session()
     other = next(d for d in BUILTIN_DEFS if d.stream_format != "acp-json-rpc")
     with pytest.raises(ValueError, match="not 'acp-json-rpc'"):
         AcpSession.from_def(other)
-    assert {d.acp_mcp_env_format for d in ACP_DEFS} == {AcpEnvFormat.ARRAY, AcpEnvFormat.MAP}
+    assert {d.acp.mcp_env_format for d in ACP_DEFS} == {AcpEnvFormat.ARRAY, AcpEnvFormat.MAP}
     root = Path(__file__).resolve().parents[2] / "harness" / "protocols"
     sources = "".join(
         (root / n).read_text(encoding="utf-8")

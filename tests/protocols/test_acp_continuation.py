@@ -58,7 +58,7 @@ from tests.protocols.test_acp import (
 )
 
 DURABLE = "ses_durable01"
-#: The runtime the AMR def accepts evidence from (``acp_native_continue_runtime``).
+#: The runtime the AMR def accepts evidence from (``acp.native_continue_runtime``).
 RUNTIME = "opencode"
 SID2 = "acp-second"
 LEGACY = "opencode compaction continuation ended before prompt completion"
@@ -530,9 +530,9 @@ def test_a_refused_model_fails_with_the_defs_code_instead_of_the_default(code: i
 @pytest.mark.rule("ACP-MODEL-003", "ACP-DEF-001")
 def test_only_the_amr_def_names_a_model_unavailable_code() -> None:
     named = {
-        d.id: d.acp_model_unavailable_error_code
+        d.id: d.acp.model_unavailable_error_code
         for d in BUILTIN_DEFS
-        if d.acp_model_unavailable_error_code
+        if d.acp.model_unavailable_error_code
     }
     assert named == {"amr": "AMR_MODEL_UNAVAILABLE"}
     amr = next(d for d in BUILTIN_DEFS if d.id == "amr")
@@ -607,9 +607,9 @@ def test_only_a_def_that_names_the_runtime_continues() -> None:
     sess, res = play(expect_prompt_then(*WRITE_DONE, interrupted()))  # no runtime named
     code, text, rule = failure(res)
     assert (code, rule) == (CONTINUATION_INCOMPLETE, "ACP-AMR-CONTINUE-002")
-    assert "acp_native_continue_runtime" in text and sess.continuation is None
+    assert "acp.native_continue_runtime" in text and sess.continuation is None
     named = {
-        d.id: d.acp_native_continue_runtime for d in BUILTIN_DEFS if d.acp_native_continue_runtime
+        d.id: d.acp.native_continue_runtime for d in BUILTIN_DEFS if d.acp.native_continue_runtime
     }
     assert named == {"amr": RUNTIME}
     amr = next(d for d in BUILTIN_DEFS if d.id == "amr")
