@@ -80,6 +80,23 @@ def test_a_bad_def_file_or_no_agent_is_a_usage_error(
     assert "give AGENT: the --def files define my-claude, my-2" in capsys.readouterr().err
 
 
+@pytest.mark.rule("CLI-DEF-001", "DEF-OPTIONS-001")
+def test_an_acp_option_on_a_non_acp_def_file_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "acp_opt.py"
+    path.write_text(
+        DERIVED
+        + "from harness.defs.types import AcpOptions\n"
+        + "AGENT_DEF = dataclasses.replace(AGENT_DEF, acp=AcpOptions(stage_timeout_ms=5000))\n",
+        encoding="utf-8",
+    )
+    assert main(["argv", "--def", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "AGENT_DEF.acp.stage_timeout_ms: def 'my-claude' sets it" in err
+    assert "Traceback" not in err
+
+
 @pytest.mark.rule("CLI-DEF-001", "CLI-PARSE-001")
 def test_parse_reads_a_capture_with_the_file_defs_parser(
     tmp_path: Path, def_file: Path, capsys: pytest.CaptureFixture[str]

@@ -17,7 +17,7 @@ import types
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from harness.defs.format_options import FORMAT_OPTION_FIELDS
+from harness.defs.format_options import FORMAT_OPTION_FIELDS, misplaced_options
 from harness.defs.types import (
     ID_PATTERN,
     AcpEnvFormat,
@@ -263,13 +263,19 @@ def _identity_problems(defn: AgentDef, where: str) -> list[str]:
 
 
 def _option_group_problems(defn: AgentDef, where: str) -> list[str]:
-    """Each format-only option group is its own type."""
-    return [
+    """Each format-only option group is its own type, and set only where a transport of
+    the def reads it (DEF-OPTIONS-001)."""
+    problems = [
         f"{where}.{name}: must be a {group_type.__name__} (from harness.defs.types), "
         f"got {_type_name(getattr(defn, name))}"
         for name, group_type in FORMAT_OPTION_FIELDS.items()
         if not isinstance(getattr(defn, name), group_type)
     ]
+    problems += [
+        f"{where}.{field}: def {defn.id!r} sets it, but it is {problem}"
+        for field, problem in misplaced_options(defn)
+    ]
+    return problems
 
 
 def _budget_problems(defn: AgentDef, where: str) -> list[str]:

@@ -60,6 +60,13 @@ RULES: tuple[Rule, ...] = (
         "seed 000 §1",
     ),
     _rule(
+        "DEF-OPTIONS-001",
+        "A def sets a format-only option group (acp, pi) only when one of its transports "
+        "speaks that format; otherwise the registry and the def-file loader name the def and "
+        "the option.",
+        "seed 000 §1",
+    ),
+    _rule(
         "DEF-MODULE-001",
         "Each runtime module under harness/defs exports exactly one AgentDef, AGENT_DEF, and the "
         "registry holds it.",

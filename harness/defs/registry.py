@@ -25,6 +25,7 @@ from harness.defs.cursor_agent import AGENT_DEF as _CURSOR_AGENT
 from harness.defs.deepseek import AGENT_DEF as _DEEPSEEK
 from harness.defs.deepseek_harness import AGENT_DEF as _DEEPSEEK_HARNESS
 from harness.defs.devin import AGENT_DEF as _DEVIN
+from harness.defs.format_options import misplaced_options
 from harness.defs.gemini import AGENT_DEF as _GEMINI
 from harness.defs.grok_build import AGENT_DEF as _GROK_BUILD
 from harness.defs.hermes import AGENT_DEF as _HERMES
@@ -174,6 +175,10 @@ def validate_def(defn: AgentDef) -> None:
             defn.id, "prompt_budget_generation", str(exc), rule="FIDELITY-BUDGET-001"
         ) from None
     _check_stream_format(defn)
+    misplaced = misplaced_options(defn)
+    if misplaced:
+        field, problem = misplaced[0]
+        raise AgentDefError(defn.id, field, problem, rule="DEF-OPTIONS-001")
 
 
 def build_registry(defs: Iterable[AgentDef]) -> dict[str, AgentDef]:

@@ -299,9 +299,9 @@ class AgentDef:
     # --- sessions and streams ----------------------------------------------
     resume_style: ResumeStyle = ResumeStyle.NONE
     external_mcp_injection: McpInjection = McpInjection.NONE
-    #: Options only an ``acp-json-rpc`` transport reads.
+    #: Options only an ``acp-json-rpc`` transport reads (DEF-OPTIONS-001).
     acp: AcpOptions = field(default_factory=AcpOptions)
-    #: Options only a ``pi-rpc`` transport reads.
+    #: Options only a ``pi-rpc`` transport reads (DEF-OPTIONS-001).
     pi: PiOptions = field(default_factory=PiOptions)
     inactivity_timeout_ms: int | None = None
     first_output_timeout_ms: int | None = None

@@ -2,7 +2,8 @@
 
 An :class:`~harness.defs.types.AgentDef` holds each group in one field (``acp``, ``pi``),
 so the flat def keeps only what every format reads. Each group names the format it
-belongs to. They live below the defs so the sessions can read them too.
+belongs to; a def that changes a group none of its transports speaks is invalid
+(DEF-OPTIONS-001). They live below the defs so the sessions can read them too.
 """
 
 from __future__ import annotations

@@ -215,6 +215,35 @@ def test_transports_are_validated(tmp_path: Path) -> None:
         assert needle in joined
 
 
+@pytest.mark.rule("DEFCHECK-LOAD-001", "DEF-OPTIONS-001")
+def test_format_options_are_checked_in_their_groups(tmp_path: Path) -> None:
+    body = (
+        HEADER
+        + GOOD
+        + textwrap.dedent(
+            """
+        import dataclasses
+        from harness.defs.types import AcpOptions, PiOptions
+        AGENT_DEF = dataclasses.replace(
+            AGENT_DEF,
+            acp=AcpOptions(turn_end_completes_prompt=True, stage_timeout_ms=-1),
+            pi={"session_dir": ".pi"},
+        )
+        """
+        )
+    )
+    joined = "\n".join(problems_of(write(tmp_path, "opts.py", body)))
+    for needle in (
+        "AGENT_DEF.acp.turn_end_completes_prompt: def 'acme' sets it, but it is read only by "
+        "transports of format 'acp-json-rpc', and this def's transports speak "
+        "'claude-stream-json'",
+        "AGENT_DEF.acp.stage_timeout_ms: must be a positive integer (ms) or None, got -1",
+        "AGENT_DEF.pi: must be a PiOptions (from harness.defs.types), got dict",
+    ):
+        assert needle in joined
+    assert "AGENT_DEF.pi.session_dir" not in joined  # a wrong group is reported once
+
+
 @pytest.mark.rule("DEFCHECK-LOAD-001")
 def test_exports_must_exist_and_hold_agent_defs(tmp_path: Path) -> None:
     (problem,) = problems_of(write(tmp_path, "none.py", "X = 1\n"))

@@ -27,7 +27,15 @@ from harness.defs.registry import (
     get_agent_def,
     validate_def,
 )
-from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeContext
+from harness.defs.types import (
+    AcpOptions,
+    AgentDef,
+    BuildOptions,
+    PiOptions,
+    PromptDelivery,
+    RuntimeContext,
+    Transport,
+)
 from harness.errors import AgentDefError, DuplicateAgentError, UnknownAgentError
 from harness.formats import FORMATS, FormatSpec, format_names
 
@@ -299,6 +307,50 @@ def test_unknown_stream_format_is_refused() -> None:
     assert info.value.field == "stream_format"
     assert info.value.rule == "DEF-FORMAT-001"
     assert "acp-json-rpc" in str(info.value)  # names the known formats
+
+
+@pytest.mark.rule("DEF-OPTIONS-001")
+@pytest.mark.parametrize(
+    ("overrides", "field", "speaks"),
+    [
+        pytest.param(
+            {
+                "stream_format": "claude-stream-json",
+                "prompt_delivery": PromptDelivery.STDIN,
+                "acp": AcpOptions(turn_end_completes_prompt=True),
+            },
+            "acp.turn_end_completes_prompt",
+            "'claude-stream-json'",
+            id="acp-option-on-a-stream-json-def",
+        ),
+        pytest.param(
+            {"pi": PiOptions(session_dir=".pi/sessions")},
+            "pi.session_dir",
+            "'acp-json-rpc'",
+            id="pi-option-on-an-acp-def",
+        ),
+    ],
+)
+def test_a_format_option_no_transport_reads_is_refused(
+    overrides: dict[str, object], field: str, speaks: str
+) -> None:
+    with pytest.raises(AgentDefError) as info:
+        build_registry([make_def(**overrides)])
+    assert info.value.rule == "DEF-OPTIONS-001"
+    assert info.value.field == field
+    text = str(info.value)
+    assert "'synthetic'" in text and field in text and speaks in text
+
+
+@pytest.mark.rule("DEF-OPTIONS-001")
+def test_a_format_option_is_accepted_where_a_transport_reads_it() -> None:
+    validate_def(make_def(acp=AcpOptions(stage_timeout_ms=1000)))
+    pi_alt = Transport("rpc", "pi-rpc", _args)
+    validate_def(make_def(pi=PiOptions(resume_via_process_args=True), alt_transports=(pi_alt,)))
+    # The defaults are no choice at all: any def may hold them.
+    validate_def(make_def(stream_format="plain", prompt_delivery=PromptDelivery.STDIN))
+    grouped = {d.id for d in BUILTIN_DEFS if d.acp != AcpOptions() or d.pi != PiOptions()}
+    assert grouped >= {"amr", "kimi", "kiro", "reasonix", "pi", "prime-agent"}
 
 
 #: Dialects of the synthetic one-way format registered by the tests below.
