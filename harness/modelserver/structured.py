@@ -453,39 +453,46 @@ def _merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in b.items():
         if key not in out:
             out[key] = value
-            continue
-        mine = out[key]
-        if key == "properties" and isinstance(mine, Mapping) and isinstance(value, Mapping):
-            props = dict(mine)
-            for name, sub in value.items():
-                props[name] = (
-                    {"allOf": [props[name], sub]} if name in props and props[name] != sub else sub
-                )
-            out[key] = props
-        elif key == "required" and isinstance(mine, list) and isinstance(value, list):
-            out[key] = [*mine, *(v for v in value if v not in mine)]
-        elif key in ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"):
-            out[key] = max(mine, value)
-        elif key in ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"):
-            out[key] = min(mine, value)
-        elif key == "type":
-            out[key] = _intersect_types(mine, value)
-        elif key == "enum" and isinstance(mine, list) and isinstance(value, list):
-            common = [v for v in mine if v in value]
-            out[key] = common or mine
-        elif (
-            key in ("items", "additionalProperties", "contains")
-            and isinstance(mine, Mapping)
-            and isinstance(value, Mapping)
-        ):
-            out[key] = {"allOf": [mine, value]}
-        elif key in ("allOf", "anyOf", "oneOf") and isinstance(mine, list):
-            out["allOf"] = [*out.get("allOf", []), {key: mine}, {key: value}]
+        elif key in ("allOf", "anyOf", "oneOf") and isinstance(out[key], list):
+            out["allOf"] = [*out.get("allOf", []), {key: out[key]}, {key: value}]
             if key != "allOf":
                 del out[key]
         else:
-            out[key] = value
+            out[key] = _merged_value(key, out[key], value)
     return out
+
+
+_LOWER_BOUNDS = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties")
+_UPPER_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
+
+
+def _merged_value(key: str, mine: Any, value: Any) -> Any:
+    """One keyword both schemas set: the value that satisfies both (``value`` if unknown)."""
+    both_maps = isinstance(mine, Mapping) and isinstance(value, Mapping)
+    both_lists = isinstance(mine, list) and isinstance(value, list)
+    if key == "properties" and both_maps:
+        return _merge_properties(mine, value)
+    if key == "required" and both_lists:
+        return [*mine, *(v for v in value if v not in mine)]
+    if key in _LOWER_BOUNDS:
+        return max(mine, value)
+    if key in _UPPER_BOUNDS:
+        return min(mine, value)
+    if key == "type":
+        return _intersect_types(mine, value)
+    if key == "enum" and both_lists:
+        return [v for v in mine if v in value] or mine
+    if key in ("items", "additionalProperties", "contains") and both_maps:
+        return {"allOf": [mine, value]}
+    return value
+
+
+def _merge_properties(mine: Mapping[str, Any], value: Mapping[str, Any]) -> dict[str, Any]:
+    """Each property of either side; one both sides define differently must meet both."""
+    props = dict(mine)
+    for name, sub in value.items():
+        props[name] = {"allOf": [props[name], sub]} if name in props and props[name] != sub else sub
+    return props
 
 
 def _intersect_types(a: Any, b: Any) -> Any:
