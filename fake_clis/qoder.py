@@ -259,64 +259,10 @@ class _Qoder:
             }
             stop_reason = "error"
         for step in () if error else run.scenario.steps:
-            kind = step.kind
-            if kind == "thinking":
-                self.block(
-                    {"type": "thinking", "thinking": ""},
-                    [{"type": "thinking_delta", "thinking": c} for c in step.chunks],
-                    {"type": "thinking", "thinking": step.text},
-                )
-            elif kind == "text":
-                self.block(
-                    {"type": "text", "text": ""},
-                    [{"type": "text_delta", "text": c} for c in step.chunks],
-                    {"type": "text", "text": step.text},
-                )
-                self.last_text.append(step.text)
-            elif kind == "tool":
-                self.tool(step)
-            elif kind == "usage":
-                self.usage["input_tokens"] += int(step.get("input_tokens", 0))
-                self.usage["output_tokens"] += int(step.get("output_tokens", 0))
-                self.usage["cache_read_input_tokens"] += int(step.get("cached_read_tokens", 0))
-                if step.get("cost_usd") is not None:
-                    self.cost = (self.cost or 0.0) + float(step.get("cost_usd"))
-            elif kind == "api_error":
-                self.message_id = ""
-                status = int(step.get("status", 500))
-                text = f"API Error: {status} {step.get('message', '')}".strip()
-                body = {"type": str(step.get("code", "api_error")), "message": text}
-                self.out(
-                    "assistant",
-                    {"message": {**self.message([]), "id": ids.uuid4()}, "error": body},
-                )
-                error = {
-                    "result": text,
-                    "error": text,
-                    "error_code": str(step.get("code", "api_error")),
-                }
+            error = self._step(step)
+            if error is not None:
                 stop_reason = "error"
                 break
-            elif kind == "malformed":
-                message = self.message([{"type": "text", "text": step.text or "a frame cut short"}])
-                run.out(truncated_line({"type": "assistant", "message": message}))
-            elif kind == "foreign":
-                # Another session's record of a type the parser does not claim (-> raw).
-                frame = {
-                    "subtype": "status",
-                    "status": "compacting",
-                    "session_id": ids.uuid4(),
-                }
-                self.out("system", frame)
-            elif kind == "oversize":
-                frame = {"type": "keep_alive", "session_id": self.session_id}
-                run.out(padded_line(frame, "padding", int(step.get("bytes", 1))))
-            elif kind == "crash" and step.get("mid_line"):
-                message = self.message([{"type": "text", "text": "cut"}])
-                run.out_raw(truncated_line({"type": "assistant", "message": message}).encode())
-                run.exit(int(step.get("exit_code", 1)))
-            elif not run.run_common_step(step):
-                raise ValueError(f"qoder fake cannot render step kind {kind!r}")
         if error is None:
             self.begin()
             self.end(stop_reason)
@@ -329,6 +275,67 @@ class _Qoder:
             (run.out if error is None else run.err)(str(result["result"]))
         code = run.scenario.exit_code or (1 if error is not None else 0)
         return code, str(result["result"])
+
+    def _step(self, step: Step) -> dict[str, Any] | None:
+        """Render one scenario step; an ``api_error`` step returns the run's error."""
+        run = self.run
+        kind = step.kind
+        if kind == "thinking":
+            self.block(
+                {"type": "thinking", "thinking": ""},
+                [{"type": "thinking_delta", "thinking": c} for c in step.chunks],
+                {"type": "thinking", "thinking": step.text},
+            )
+        elif kind == "text":
+            self.block(
+                {"type": "text", "text": ""},
+                [{"type": "text_delta", "text": c} for c in step.chunks],
+                {"type": "text", "text": step.text},
+            )
+            self.last_text.append(step.text)
+        elif kind == "tool":
+            self.tool(step)
+        elif kind == "usage":
+            self.usage["input_tokens"] += int(step.get("input_tokens", 0))
+            self.usage["output_tokens"] += int(step.get("output_tokens", 0))
+            self.usage["cache_read_input_tokens"] += int(step.get("cached_read_tokens", 0))
+            if step.get("cost_usd") is not None:
+                self.cost = (self.cost or 0.0) + float(step.get("cost_usd"))
+        elif kind == "api_error":
+            self.message_id = ""
+            status = int(step.get("status", 500))
+            text = f"API Error: {status} {step.get('message', '')}".strip()
+            body = {"type": str(step.get("code", "api_error")), "message": text}
+            self.out(
+                "assistant",
+                {"message": {**self.message([]), "id": ids.uuid4()}, "error": body},
+            )
+            return {
+                "result": text,
+                "error": text,
+                "error_code": str(step.get("code", "api_error")),
+            }
+        elif kind == "malformed":
+            message = self.message([{"type": "text", "text": step.text or "a frame cut short"}])
+            run.out(truncated_line({"type": "assistant", "message": message}))
+        elif kind == "foreign":
+            # Another session's record of a type the parser does not claim (-> raw).
+            frame = {
+                "subtype": "status",
+                "status": "compacting",
+                "session_id": ids.uuid4(),
+            }
+            self.out("system", frame)
+        elif kind == "oversize":
+            frame = {"type": "keep_alive", "session_id": self.session_id}
+            run.out(padded_line(frame, "padding", int(step.get("bytes", 1))))
+        elif kind == "crash" and step.get("mid_line"):
+            message = self.message([{"type": "text", "text": "cut"}])
+            run.out_raw(truncated_line({"type": "assistant", "message": message}).encode())
+            run.exit(int(step.get("exit_code", 1)))
+        elif not run.run_common_step(step):
+            raise ValueError(f"qoder fake cannot render step kind {kind!r}")
+        return None
 
 
 def _check(run: FakeRun) -> str | None:
