@@ -8,6 +8,7 @@ Design: docs/design/fakes.md#fake_clis.base
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -68,6 +69,9 @@ class CliSpec:
     #: Step kinds beyond the common set (``fake_clis.scenario.OPTIONAL_STEP_KINDS``) this
     #: emulator renders; a scenario using another optional kind is refused (exit 2).
     optional_steps: frozenset[str] = frozenset()
+    #: The CLI traps SIGTERM and exits with this code by itself (claude 2.1.332: 143,
+    #: recordings/real/claude/cancel.jsonl); ``None``: it dies of the signal.
+    sigterm_exit_code: int | None = None
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -355,7 +359,8 @@ def _probe(spec: CliSpec, argv: list[str], env: Mapping[str, str]) -> int | None
 
 
 def _record_on_terminate(run: FakeRun) -> None:
-    """On SIGTERM, write the record, then die of the signal as before.
+    """On SIGTERM, write the record, then die of the signal (or exit with the code the CLI
+    exits with when it traps SIGTERM: :attr:`CliSpec.sigterm_exit_code`).
 
     A host stops a CLI that lingers after its answer (ACP: 500 ms after the turn); on a
     loaded machine a fake can still be on its way out then, and the record it writes at
@@ -364,12 +369,19 @@ def _record_on_terminate(run: FakeRun) -> None:
     if not hasattr(signal, "SIGTERM"):
         return
 
+    code = run.spec.sigterm_exit_code
+
     def on_term(signum: int, frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
             run.finish_record()
         finally:
-            os.kill(os.getpid(), signal.SIGTERM)
+            if code is None:
+                os.kill(os.getpid(), signal.SIGTERM)
+            else:
+                with contextlib.suppress(OSError, ValueError):
+                    run.stdout.flush()
+                os._exit(code)
 
     signal.signal(signal.SIGTERM, on_term)
 

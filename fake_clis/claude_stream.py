@@ -1278,7 +1278,9 @@ def _amp_main(run: FakeRun) -> int:
 # --------------------------------------------------------------------------- specs
 
 
-def _claude_spec(agent_id: str, flavour: _Flavour, version_output: str) -> CliSpec:
+def _claude_spec(
+    agent_id: str, flavour: _Flavour, version_output: str, *, sigterm_exit_code: int | None = None
+) -> CliSpec:
     return CliSpec(
         agent_id=agent_id,
         prog=flavour.prog,
@@ -1293,11 +1295,15 @@ def _claude_spec(agent_id: str, flavour: _Flavour, version_output: str) -> CliSp
         auth_args=("auth", "status"),
         auth_ok=(_AUTH_OK, 0),
         auth_missing=(_AUTH_MISSING, 1),
+        sigterm_exit_code=sigterm_exit_code,
     )
 
 
 SPECS: dict[str, CliSpec] = {
-    "claude": _claude_spec("claude", _CLAUDE, f"{CLAUDE_VERSION} (Claude Code)"),
+    # claude traps SIGTERM and exits 143 (recordings/real/claude/cancel.jsonl)
+    "claude": _claude_spec(
+        "claude", _CLAUDE, f"{CLAUDE_VERSION} (Claude Code)", sigterm_exit_code=143
+    ),
     "codebuddy": _claude_spec("codebuddy", _CODEBUDDY, CODEBUDDY_VERSION),
     "amp": CliSpec(
         agent_id="amp",

@@ -161,7 +161,9 @@ def test_one_way_cancel_terminates_at_once(world: FakeWorld, agent: str) -> None
     # No protocol cancel, no grace to wait out: SIGTERM at once ends the tree.
     assert result.cancel_latency_ms is not None and result.cancel_latency_ms < grace
     if sys.platform != "win32":
-        assert result.signal == int(signal.SIGTERM)
+        # died of the SIGTERM, or trapped it and exited 128+15 (claude, as the real one does)
+        ended = (result.signal, result.exit_code)
+        assert ended in ((int(signal.SIGTERM), None), (None, 128 + int(signal.SIGTERM))), ended
 
 
 @pytest.mark.rule("RUN-CANCEL-ORDER-001")
