@@ -29,7 +29,7 @@ from typing import Any, TextIO
 from harness.commands.common import choose_def
 from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeContext
 from harness.errors import HarnessError, PromptTooLargeError
-from harness.guards.budget import check_prompt_budget, explain_argv_prompt_limit
+from harness.guards.budget import ArgvPromptLimit, check_prompt_budget, explain_argv_prompt_limit
 from harness.guards.budget_generations import BudgetGeneration, budgets_for
 from harness.guards.command_line import check_windows_command_line
 from harness.guards.windows_cmdline import (
@@ -119,20 +119,8 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
     platform = args.platform or sys.platform
     if platform not in ("win32", "darwin", "linux"):
         raise HarnessError(f"--platform {platform!r}: expected win32, darwin or linux")
-    # FIDELITY-BUDGET-001: either generation of the platform budget can be checked.
-    generation = defn.prompt_budget_generation
-    if args.budget_generation is not None:
-        try:
-            budgets_for(args.budget_generation)
-        except ValueError as exc:
-            raise HarnessError(f"--budget-generation: {exc}") from None
-        generation = BudgetGeneration(args.budget_generation)
-    if args.prompt is not None and args.prompt_file:
-        raise HarnessError("give --prompt or --prompt-file, not both")
-    prompt = args.prompt or ""
-    if args.prompt_file:
-        prompt = read_text_file(args.prompt_file, label=f"--prompt-file {args.prompt_file}")
-    adapter, prompt, skill_dirs = _adapter_preview(defn, args, prompt)
+    generation = _generation(defn, args.budget_generation)
+    adapter, prompt, skill_dirs = _adapter_preview(defn, args, _prompt_arg(args))
     context = RuntimeContext(
         cwd=args.cwd,
         platform=platform,
@@ -149,22 +137,9 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
     built = defn.build_args(prompt, [], list(args.add_dir), options, context)
     resolved = _resolved_bin(defn, args, platform)
     full = [resolved, *built]
-    verdict: dict[str, Any] = {"ok": True}
-    try:
-        check_prompt_budget(
-            defn,
-            prompt,
-            platform=platform,
-            resolved_bin=resolved,
-            args=built,
-            generation=generation,
-        )
-    except PromptTooLargeError as exc:
-        verdict = {"ok": False, "code": exc.code, "message": exc.message, "limit": exc.limit}
-        if exc.bytes is not None:
-            verdict["bytes"] = exc.bytes
-        if exc.command_line_length is not None:
-            verdict["command_line_length"] = exc.command_line_length
+    verdict = _budget_verdict(
+        defn, prompt, platform=platform, resolved=resolved, built=built, generation=generation
+    )
     command_line = _command_line_verdict(defn, resolved, built, prompt)
     delivery = defn.prompt_delivery.value
     limit = (
@@ -194,31 +169,7 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         out.write(json.dumps(report, ensure_ascii=False) + "\n")
     else:
-        how = delivery
-        if defn.prompt_delivery is PromptDelivery.STDIN:
-            how += f" ({defn.prompt_input_format.value})"
-        out.write(f"agent:    {defn.id} ({defn.name}) on {platform}\n")
-        out.write(f"argv:     {render_command_line(full, platform)}\n")
-        out.write(f"prompt:   {how}, {report['prompt_bytes']} bytes\n")
-        if limit is not None:
-            out.write(f"limit:    {limit.describe(platform)}\n")
-        if verdict["ok"]:
-            budget = "ok" if defn.max_prompt_arg_bytes else "ok (no argv budget applies)"
-            out.write(f"budget:   {budget}\n")
-        else:
-            out.write(f"budget:   FAIL {verdict['code']}: {verdict['message']}\n")
-        if not command_line["ok"]:
-            out.write(
-                f"cmdline:  FAIL {command_line['code']} [{command_line['rule']}]: "
-                f"{command_line['message']}\n"
-            )
-        elif command_line["launch"] is not None:
-            out.write(
-                f"cmdline:  ok (every argument survives the {command_line['launch']} launch)\n"
-            )
-        if adapter is not None:
-            for line in _adapter_lines(adapter):
-                out.write(line + "\n")
+        _write_text_report(out, defn, report, limit)
     if not verdict["ok"]:
         print(f"harness: error: {verdict['code']}: {verdict['message']}", file=sys.stderr)
         return 1
@@ -230,6 +181,86 @@ def cmd_argv(args: argparse.Namespace, out: TextIO) -> int:
         )
         return 1
     return 0
+
+
+def _generation(defn: AgentDef, asked: str | None) -> BudgetGeneration:
+    """The def's budget generation, or the one ``--budget-generation`` names
+    (FIDELITY-BUDGET-001: either generation of the platform budget can be checked)."""
+    if asked is None:
+        return defn.prompt_budget_generation
+    try:
+        budgets_for(asked)
+    except ValueError as exc:
+        raise HarnessError(f"--budget-generation: {exc}") from None
+    return BudgetGeneration(asked)
+
+
+def _prompt_arg(args: argparse.Namespace) -> str:
+    """The prompt from ``--prompt`` or ``--prompt-file`` (not both), else empty."""
+    if args.prompt is not None and args.prompt_file:
+        raise HarnessError("give --prompt or --prompt-file, not both")
+    if args.prompt_file:
+        return read_text_file(args.prompt_file, label=f"--prompt-file {args.prompt_file}")
+    return str(args.prompt or "")
+
+
+def _budget_verdict(
+    defn: AgentDef,
+    prompt: str,
+    *,
+    platform: str,
+    resolved: str,
+    built: list[str],
+    generation: BudgetGeneration,
+) -> dict[str, Any]:
+    """``{"ok": True}``, or what the prompt-budget guard refused and why."""
+    try:
+        check_prompt_budget(
+            defn,
+            prompt,
+            platform=platform,
+            resolved_bin=resolved,
+            args=built,
+            generation=generation,
+        )
+    except PromptTooLargeError as exc:
+        verdict = {"ok": False, "code": exc.code, "message": exc.message, "limit": exc.limit}
+        if exc.bytes is not None:
+            verdict["bytes"] = exc.bytes
+        if exc.command_line_length is not None:
+            verdict["command_line_length"] = exc.command_line_length
+        return verdict
+    return {"ok": True}
+
+
+def _write_text_report(
+    out: TextIO, defn: AgentDef, report: dict[str, Any], limit: ArgvPromptLimit | None
+) -> None:
+    """The ``harness argv`` report for a person: one labelled line per finding."""
+    platform, verdict, command_line = report["platform"], report["budget"], report["command_line"]
+    how = report["prompt_delivery"]
+    if defn.prompt_delivery is PromptDelivery.STDIN:
+        how += f" ({defn.prompt_input_format.value})"
+    out.write(f"agent:    {defn.id} ({defn.name}) on {platform}\n")
+    out.write(f"argv:     {render_command_line(report['argv'], platform)}\n")
+    out.write(f"prompt:   {how}, {report['prompt_bytes']} bytes\n")
+    if limit is not None:
+        out.write(f"limit:    {limit.describe(platform)}\n")
+    if verdict["ok"]:
+        budget = "ok" if defn.max_prompt_arg_bytes else "ok (no argv budget applies)"
+        out.write(f"budget:   {budget}\n")
+    else:
+        out.write(f"budget:   FAIL {verdict['code']}: {verdict['message']}\n")
+    if not command_line["ok"]:
+        out.write(
+            f"cmdline:  FAIL {command_line['code']} [{command_line['rule']}]: "
+            f"{command_line['message']}\n"
+        )
+    elif command_line["launch"] is not None:
+        out.write(f"cmdline:  ok (every argument survives the {command_line['launch']} launch)\n")
+    if "adapter_layer" in report:
+        for line in _adapter_lines(report["adapter_layer"]):
+            out.write(line + "\n")
 
 
 def _acp_entry(entry: Mapping[str, Any], redactor: Any) -> dict[str, Any]:
