@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from harness.defs.types import AgentDef
-from harness.secrets import SecretMatcher, is_secret_name
+from harness.secrets.detect import SecretMatcher, is_secret_name
 
 __all__ = ["clean_fake_env", "emulator_for", "fake_for", "holds_secret", "speaks"]
 
@@ -21,7 +21,7 @@ _SHAPES = SecretMatcher()
 
 
 def holds_secret(name: str, value: str) -> bool:
-    """Whether an env var may carry a real credential (:mod:`harness.secrets`): its name is
+    """Whether an env var may carry a real credential (:mod:`harness.secrets.detect`): its name is
     secret-like, or its value holds key-shaped text or a URL's password."""
     return is_secret_name(name) or bool(_SHAPES.find(value.encode("utf-8", "surrogateescape"))[0])
 

@@ -32,8 +32,8 @@ from harness.detect import (
 from harness.errors import HarnessError
 from harness.launch import FileSystemView, RealFileSystem, launch_env, resolve_executable
 from harness.profile_bundle.build_bundle import MANIFEST_NAME, PACKAGE
-from harness.redact import Redactor
 from harness.run import ProbeResult, run_probe
+from harness.secrets.redact import Redactor
 
 __all__ = [
     "INSTALL_TIMEOUT_S",
@@ -613,7 +613,7 @@ async def setup_dsh_async(
     ``bundle`` replaces the embedded bundle and exists for tests only (the tampered-bundle
     proof); no command-line option reaches it. Every command goes through ``runner``
     (:func:`harness.run.run_probe`), with the launch env a run of the def would get.
-    Messages and the report pass through :class:`harness.redact.Redactor` (secret env
+    Messages and the report pass through :class:`harness.secrets.redact.Redactor` (secret env
     values and key-shaped tokens never reach the caller; seed 001 §11, §14).
     """
     chosen: AbstractContextManager[Bundle] = (

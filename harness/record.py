@@ -26,14 +26,14 @@ from typing import IO, TYPE_CHECKING, Any
 from harness.defs.types import AgentDef, PromptDelivery
 from harness.errors import HarnessError
 from harness.ladder import Step, StepKind
-from harness.scrub import (
+from harness.secrets.detect import secret_values
+from harness.secrets.scrub import (
     DEFAULT_MAX_HOLD,
     Scrubber,
     StreamScrubber,
     restore_bytes,
     restore_text,
 )
-from harness.secrets import secret_values
 
 if TYPE_CHECKING:
     from harness.runner.types import RunError
@@ -302,7 +302,7 @@ class RecordingWriter:
         out.write(writer.exit(code, signal, duration_ms))
 
     ``header`` carries the run's real argv and env; the writer scrubs both and uses
-    the env's secret values to redact the data (:class:`~harness.scrub.Scrubber`).
+    the env's secret values to redact the data (:class:`~harness.secrets.scrub.Scrubber`).
     ``cwd``/``home``/``tmp`` become placeholders; each may list several spellings of its
     directory (:func:`path_spellings`). Every method returns zero or more
     complete lines (``""`` when a chunk is held back).

@@ -56,7 +56,7 @@ from harness.record import (
 )
 from harness.replay_budget import BudgetVerdict, budget_verdicts
 from harness.replay_cancel import Canceller, CancelPlan, describe_ladder, ladder_problems
-from harness.scrub import restore_bytes
+from harness.secrets.scrub import restore_bytes
 
 __all__ = [
     "CHUNKING_MODES",

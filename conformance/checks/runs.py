@@ -27,10 +27,10 @@ from harness.formats import find_format, keeps_turn_bookkeeping
 from harness.ladder import StepKind
 from harness.prompt import is_clean_terminal_turn
 from harness.record import Direction as RecDirection
-from harness.redact import secret_env_values
 from harness.runner.status import CloseFacts, classify_close_status
 from harness.schemas import load_schema
-from harness.secrets import SecretMatcher, spellings
+from harness.secrets.detect import SecretMatcher, spellings
+from harness.secrets.redact import secret_env_values
 
 if TYPE_CHECKING:
     from harness.record import Recording

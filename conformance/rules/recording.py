@@ -1,7 +1,7 @@
 """Rules of recordings (format v1) and of replaying them (``harness replay``).
 
 Enforced by ``harness/record.py`` (model, writer, reader, the runner tap),
-``harness/scrub.py`` (secrets and path placeholders), ``harness/commands/record.py``
+``harness/secrets/scrub.py`` (secrets and path placeholders), ``harness/commands/record.py``
 (``harness record``, ``harness run --record``), ``harness/replay.py`` (the replay
 engine) and ``harness/commands/replay.py`` (the command); proved by ``tests/recording/``.
 """

@@ -1,10 +1,10 @@
 """Rules of secret detection, shared by every place that redacts, and of recorded paths
 reached through symlinks.
 
-Enforced by ``harness/secrets.py`` (the one detector) and its callers ``harness/scrub.py``,
-``harness/redact.py``, ``conformance/fakes.py``, ``harness/mcp/servers.py``,
-``harness/modelserver/log.py``, and by ``harness/record.py`` (path spellings); proved by
-``tests/secrets/`` and ``tests/recording/test_record_paths.py``.
+Enforced by ``harness/secrets/detect.py`` (the one detector) and its callers
+``harness/secrets/scrub.py``, ``harness/secrets/redact.py``, ``conformance/fakes.py``,
+``harness/mcp/servers.py``, ``harness/modelserver/log.py``, and by ``harness/record.py``
+(path spellings); proved by ``tests/secrets/`` and ``tests/recording/test_record_paths.py``.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from harness.record import Expectation, RunRecorder, continuation_path
 from harness.render import format_event
 from harness.run import run_probe
 from harness.runner import RunRequest, run_agent_async
-from harness.secrets import secret_values
+from harness.secrets.detect import secret_values
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from harness.errors import BadInputError, HarnessError
 from harness.inputs import check_json_depth
 from harness.mcp_shapes import ACCEPTED_SHAPES
-from harness.secrets import redact_url
+from harness.secrets.detect import redact_url
 
 __all__ = [
     "ACCEPTED_SHAPES",

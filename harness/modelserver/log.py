@@ -9,9 +9,9 @@ call carried. Every request, answered or not, becomes a :class:`RequestRecord`::
 
 Bodies are not logged (they hold the prompt; seed 001 §6: prompts and credentials are
 never logged). Headers and query parameters named like credentials (``authorization``,
-``x-api-key``, ``cookie``, ``?key=``, ``?sig=``; :func:`harness.secrets.is_secret_name`)
+``x-api-key``, ``cookie``, ``?key=``, ``?sig=``; :func:`harness.secrets.detect.is_secret_name`)
 are replaced whole; their values, and anything key-shaped (``sk-…``, ``Bearer …``,
-``AIza…``; :mod:`harness.secrets`), are replaced wherever else they occur.
+``AIza…``; :mod:`harness.secrets.detect`), are replaced wherever else they occur.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qsl, urlencode
 
-from harness.redact import SECRET_MARK, Redactor
-from harness.secrets import is_secret_name
+from harness.secrets.detect import is_secret_name
+from harness.secrets.redact import SECRET_MARK, Redactor
 
 __all__ = [
     "AUTH_HEADERS",

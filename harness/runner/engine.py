@@ -49,7 +49,6 @@ from harness.protocols.base import (
     Terminate,
     TwoWaySession,
 )
-from harness.redact import Redactor, StderrTail
 from harness.runner.ladder import LadderState, LadderWatch
 from harness.runner.pipes import PipeQueue, errno_name
 from harness.runner.plain import write_held_artifacts
@@ -67,6 +66,7 @@ from harness.runner.types import (
     RunResult,
 )
 from harness.runner.winspawn import shim_launch, spawn_command_line
+from harness.secrets.redact import Redactor, StderrTail
 from harness.streams import StreamParser
 
 __all__ = [

@@ -296,7 +296,7 @@ def test_no_secret_in_repr_description_or_json(strategy: McpInjection, cwd: str)
 
 @pytest.mark.rule("MCP-SECRET-001")
 def test_the_plan_lists_its_secrets_for_the_runner_redactor() -> None:
-    from harness.redact import Redactor
+    from harness.secrets.redact import Redactor
 
     plan = _plan(builtin_with(McpInjection.OPENCODE_ENV_CONTENT), all_servers())
     assert {ENV_SECRET, HEADER_SECRET, TOKEN_SECRET} <= set(plan.secrets)

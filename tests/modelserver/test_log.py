@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.modelserver.log import RequestLog, RequestRecord
-from harness.redact import SECRET_MARK
+from harness.secrets.redact import SECRET_MARK
 from tests.modelserver.conftest import ServeFn
 from tests.modelserver.support import (
     CHAT_BASH,

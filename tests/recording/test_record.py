@@ -35,7 +35,7 @@ from harness.record import (
     restore_paths,
 )
 from harness.schemas import load_schema
-from harness.scrub import REDACTED
+from harness.secrets.scrub import REDACTED
 
 DATA = Path(__file__).parent / "data"
 SCHEMA = load_schema("recording-v1.schema.json")

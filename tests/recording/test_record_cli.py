@@ -37,7 +37,7 @@ from harness.record import (
 )
 from harness.replay import replay_recording
 from harness.runner import RunOutcome, run_agent, run_agent_async
-from harness.scrub import REDACTED
+from harness.secrets.scrub import REDACTED
 from tests.runner.conftest import FakeWorld
 from tests.support.processes import kill_orphans
 

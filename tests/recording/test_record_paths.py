@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.record import load_recording, path_spellings
-from harness.scrub import Scrubber
+from harness.secrets.scrub import Scrubber
 
 ROOT = Path(__file__).resolve().parents[2]
 

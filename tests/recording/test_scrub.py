@@ -1,4 +1,4 @@
-"""Secret redaction and path placeholders (``harness/scrub.py``).
+"""Secret redaction and path placeholders (``harness/secrets/scrub.py``).
 
 Rules: RECORD-SECRET-ENV-001, RECORD-SECRET-SHAPE-001, RECORD-SECRET-LITERAL-001,
 RECORD-PATHS-001. Every key below is a made-up value in the documented shape of its
@@ -14,7 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.record import RecordingHeader, RecordingWriter, parse_recording, restore_paths
-from harness.scrub import (
+from harness.secrets.scrub import (
     MIN_SECRET_LITERAL,
     REDACTED,
     Scrubber,

@@ -11,7 +11,7 @@ import pytest
 
 from harness.record import RunRecorder, parse_recording
 from harness.runner import run_agent_async
-from harness.scrub import Scrubber, restore_text
+from harness.secrets.scrub import Scrubber, restore_text
 from tests.runner.conftest import FakeWorld
 
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from harness.redact import (
+from harness.runner import run_agent
+from harness.secrets.redact import (
     DEFAULT_TAIL_BYTES,
     MIN_PROMPT_FRAGMENT,
     PROMPT_MARK,
@@ -16,7 +17,6 @@ from harness.redact import (
     Redactor,
     StderrTail,
 )
-from harness.runner import run_agent
 from tests.runner.conftest import FakeWorld
 
 PROMPT = (

@@ -15,8 +15,8 @@ from conformance.fakes import clean_fake_env, holds_secret
 from harness.defs.registry import get_agent_def
 from harness.mcp.servers import McpServerConfig, McpTransport
 from harness.modelserver.log import redacted
-from harness.redact import SECRET_MARK, Redactor
-from harness.scrub import REDACTED, Scrubber
+from harness.secrets.redact import SECRET_MARK, Redactor
+from harness.secrets.scrub import REDACTED, Scrubber
 from tests.secrets.cases import (
     PLAIN_NAMES,
     PLAIN_TEXTS,

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from harness.redact import SECRET_MARK, Redactor
-from harness.scrub import REDACTED, Scrubber, StreamScrubber
-from harness.secrets import MIN_SECRET_VALUE
+from harness.secrets.detect import MIN_SECRET_VALUE
+from harness.secrets.redact import SECRET_MARK, Redactor
+from harness.secrets.scrub import REDACTED, Scrubber, StreamScrubber
 
 ENCODINGS: dict[str, Callable[[str], str]] = {
     "raw": lambda s: s,

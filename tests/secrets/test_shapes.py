@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.redact import SECRET_MARK, Redactor
-from harness.scrub import REDACTED, Scrubber, StreamScrubber
+from harness.secrets.redact import SECRET_MARK, Redactor
+from harness.secrets.scrub import REDACTED, Scrubber, StreamScrubber
 from tests.secrets.cases import JWT, PEM, PEM_BODY
 
 _AFTER_BEGIN = len("-----BEGIN RSA PRIVATE KEY-----\n")

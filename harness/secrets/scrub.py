@@ -6,7 +6,7 @@ argv"; seed 001 §14: "Bounded stderr excludes prompts, credentials". This modul
 sans-IO: strings and bytes in, scrubbed strings and bytes out.
 
 Rules: RECORD-SECRET-LITERAL-001, RECORD-SECRET-SHAPE-001.
-Design: docs/design/secrets.md#harness.scrub
+Design: docs/design/secrets.md#harness.secrets.scrub
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.secrets import (
+from harness.secrets.detect import (
     MIN_SECRET_VALUE,
     SecretMatcher,
     encode_text,

@@ -1,7 +1,7 @@
 """Redaction: the prompt and anything that looks like a secret never reach a report.
 
 Rules: RUN-STDERR-REDACT-001.
-Design: docs/design/secrets.md#harness.redact
+Design: docs/design/secrets.md#harness.secrets.redact
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 from collections import deque
 from collections.abc import Iterable, Mapping
 
-from harness.secrets import MIN_SECRET_VALUE, SecretMatcher, secret_values
+from harness.secrets.detect import MIN_SECRET_VALUE, SecretMatcher, secret_values
 
 __all__ = [
     "DEFAULT_TAIL_BYTES",
@@ -26,7 +26,8 @@ __all__ = [
     "secret_env_values",
 ]
 
-#: The secrets of one or more environments, longest first (:func:`harness.secrets.secret_values`).
+#: The secrets of one or more environments, longest first
+#: (:func:`harness.secrets.detect.secret_values`).
 secret_env_values = secret_values
 
 

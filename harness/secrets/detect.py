@@ -2,7 +2,7 @@
 every spelling of a known secret value, and the routine that finds them all.
 
 Rules: SECRET-ONE-001.
-Design: docs/design/secrets.md#harness.secrets
+Design: docs/design/secrets.md#harness.secrets.detect
 """
 
 from __future__ import annotations
