@@ -184,8 +184,9 @@ RULES = (
     ),
     _rule(
         "DSH-EVENT-THINKING-001",
-        "Thinking frames yield thinking_start once, then non-empty thinking_delta, and "
-        "thinking_end before the run finishes.",
+        "A thinking block yields thinking_start, then non-empty thinking_delta, and "
+        "thinking_end where the first frame of another kind follows it (or before the run "
+        "finishes); later thinking opens a new block.",
         "seed 001 §9",
     ),
     _rule(

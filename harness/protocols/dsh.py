@@ -482,16 +482,28 @@ class DshProfileSession:
         self, frame: ContentFrame | ToolCallFrame | ToolResultFrame | UsageFrame
     ) -> list[Event]:
         # seed 001 §9 event normalization; ref §2.8 mapping.
-        if isinstance(frame, ContentFrame):
-            if frame.type == "text":
-                return [TextDelta(delta=frame.content)] if frame.content else []
-            out: list[Event] = []
+        out: list[Event] = []
+        if isinstance(frame, ContentFrame) and frame.type == "thinking":
             if not self._thinking:
                 self._thinking = True
                 out.append(ThinkingStart())
             if frame.content:
                 out.append(ThinkingDelta(delta=frame.content))
             return out
+        if self._thinking:
+            # DSH-EVENT-THINKING-001: the thinking block ends where a frame of another
+            # kind follows it, not at the end of the turn; later thinking opens a new one.
+            self._thinking = False
+            out.append(ThinkingEnd())
+        out.extend(self._answer_events(frame))
+        return out
+
+    def _answer_events(
+        self, frame: ContentFrame | ToolCallFrame | ToolResultFrame | UsageFrame
+    ) -> list[Event]:
+        """The events of a text, tool or usage frame (ref §2.8 mapping)."""
+        if isinstance(frame, ContentFrame):
+            return [TextDelta(delta=frame.content)] if frame.content else []
         if isinstance(frame, ToolCallFrame):
             return [ToolUse(id=frame.call_id, name=frame.name, input=tool_input(frame.arguments))]
         if isinstance(frame, ToolResultFrame):
@@ -607,6 +619,7 @@ class DshProfileSession:
     # -- endings ----------------------------------------------------------------
 
     def _close_thinking(self, actions: Actions, status: RunStatus) -> None:
-        """A run that ends without failing closes its open thinking block first."""
+        """A run that ends, without failing, inside a thinking block closes it first."""
         if self._thinking and status is not RunStatus.FAILED:
+            self._thinking = False
             actions.events.append(ThinkingEnd())

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from harness.events import (
     Error,
+    Event,
     Status,
     TextDelta,
     ThinkingDelta,
@@ -264,6 +265,7 @@ def test_first_run_maps_every_frame_to_its_event() -> None:
         Status(label="working", session_id=SID),
         ThinkingStart(),
         ThinkingDelta(delta="Plan the layout."),
+        ThinkingEnd(),
         TextDelta(delta="I'll create index.html."),
         ToolUse(id="call-1", name="write_file", input={"path": "index.html"}),
         ToolResult(tool_use_id="call-1", content="wrote 1 file", is_error=False),
@@ -278,7 +280,6 @@ def test_first_run_maps_every_frame_to_its_event() -> None:
                 "total_tokens": 150,
             },
         ),
-        ThinkingEnd(),
     ]
     assert res.controls == [CloseStdin(), Finished(RunStatus.COMPLETED)]
     assert res.frames == [
@@ -697,6 +698,83 @@ def test_thinking_starts_once_skips_empty_deltas_and_ends_before_finish() -> Non
 
 
 @pytest.mark.rule("DSH-EVENT-THINKING-001")
+@pytest.mark.parametrize(
+    ("follower", "events"),
+    [
+        (text("answer"), [TextDelta(delta="answer")]),
+        (text(""), []),
+        (tool_call("c1", "shell", "{}"), [ToolUse(id="c1", name="shell", input={})]),
+        (tool_result("c1", "ok"), [ToolResult(tool_use_id="c1", content="ok", is_error=False)]),
+    ],
+    ids=["text", "empty-text", "tool_call", "tool_result"],
+)
+def test_thinking_ends_where_a_frame_of_another_kind_follows(
+    follower: dict[str, Any], events: list[Event]
+) -> None:
+    _, res = play([*OPEN, Send(thinking("plan")), Send(follower), Send(result())])
+    assert res.events[1:] == [ThinkingStart(), ThinkingDelta(delta="plan"), ThinkingEnd(), *events]
+
+
+@pytest.mark.rule("DSH-EVENT-THINKING-001")
+def test_thinking_ends_before_usage_and_after_it_nothing_is_left_to_close() -> None:
+    _, res = play([*OPEN, Send(thinking("plan")), Send(usage()), Send(result())])
+    kinds = [type(e) for e in res.events[1:]]
+    assert kinds == [ThinkingStart, ThinkingDelta, ThinkingEnd, Usage]
+
+
+@pytest.mark.rule("DSH-EVENT-THINKING-001")
+def test_thinking_after_other_content_opens_a_new_block() -> None:
+    _, res = play(
+        [
+            *OPEN,
+            Send(thinking("a")),
+            Send(text("x")),
+            Send(thinking("b")),
+            Send(thinking("c")),
+            Send(tool_call("c1", "shell", "{}")),
+            Send(result()),
+        ]
+    )
+    assert res.events[1:] == [
+        ThinkingStart(),
+        ThinkingDelta(delta="a"),
+        ThinkingEnd(),
+        TextDelta(delta="x"),
+        ThinkingStart(),
+        ThinkingDelta(delta="b"),
+        ThinkingDelta(delta="c"),
+        ThinkingEnd(),
+        ToolUse(id="c1", name="shell", input={}),
+    ]
+
+
+@pytest.mark.rule("DSH-EVENT-THINKING-001", "DSH-REQID-001")
+def test_a_foreign_frame_does_not_end_thinking() -> None:
+    _, res = play(
+        [
+            *OPEN,
+            Send(thinking("a")),
+            Send(text("elsewhere", rid="run-other")),
+            Send(thinking("b")),
+            Send(result()),
+        ]
+    )
+    assert res.events[1:] == [
+        ThinkingStart(),
+        ThinkingDelta(delta="a"),
+        ThinkingDelta(delta="b"),
+        ThinkingEnd(),
+    ]
+
+
+@pytest.mark.rule("DSH-EVENT-THINKING-001")
+def test_a_failed_run_leaves_its_thinking_unclosed() -> None:
+    _, res = play([*OPEN, Send(thinking("a")), Send(b"{broken\n")])
+    assert failure(res)[0] == "DSH_PROFILE_MALFORMED_FRAME"
+    assert not any(isinstance(e, ThinkingEnd) for e in res.events)
+
+
+@pytest.mark.rule("DSH-EVENT-THINKING-001")
 def test_no_thinking_end_without_thinking() -> None:
     _, res = play([*OPEN, Send(text("x")), Send(result())])
     assert not any(isinstance(e, (ThinkingStart, ThinkingEnd)) for e in res.events)
@@ -807,7 +885,7 @@ def test_cancelled_result_within_the_grace_closes_stdin_and_finishes_cancelled()
         CloseStdin(),
         Finished(RunStatus.CANCELLED),
     ]
-    assert res.events[-2:] == [TextDelta(delta="winding down"), ThinkingEnd()]
+    assert res.events[-2:] == [ThinkingEnd(), TextDelta(delta="winding down")]
     assert sess.status is RunStatus.CANCELLED
 
 
@@ -1135,6 +1213,55 @@ def test_chunking_does_not_change_a_cancelled_run(cuts: list[int]) -> None:
     parts_head = split_at(head, cuts)
     parts_tail = split_at(tail, cuts)
     assert feed([*parts_head, *parts_tail], cancel_after=len(parts_head)) == whole
+
+
+_THINKING_RUN_FRAMES = {
+    "thinking": thinking("k"),
+    "empty-thinking": thinking(""),
+    "text": text("t"),
+    "empty-text": text(""),
+    "tool_call": tool_call("c", "n", "{}"),
+    "tool_result": tool_result("c", "ok"),
+    "usage": usage(),
+    "foreign": thinking("f", rid="run-other"),
+}
+
+
+def _thinking_blocks(kinds: Sequence[str]) -> int:
+    """How many runs of this request's thinking frames other frames of the run separate."""
+    blocks, inside = 0, False
+    for kind in kinds:
+        if kind == "foreign":
+            continue
+        if kind.endswith("thinking") and not inside:
+            blocks += 1
+        inside = kind.endswith("thinking")
+    return blocks
+
+
+@pytest.mark.rule("DSH-EVENT-THINKING-001", "DSH-CHUNK-001")
+@settings(max_examples=80)
+@given(st.lists(st.sampled_from(sorted(_THINKING_RUN_FRAMES)), max_size=10), cut_points())
+def test_thinking_blocks_close_where_other_content_begins(
+    kinds: list[str], cuts: list[int]
+) -> None:
+    data = transcript(READY, session(), *(_THINKING_RUN_FRAMES[k] for k in kinds), result())
+    whole = feed([data])
+    assert feed(split_at(data, cuts)) == whole
+    inside = False
+    for event in whole[0][1:]:
+        kind = event["type"]
+        if kind == "thinking_start":
+            assert not inside, whole[0]
+            inside = True
+        elif kind in ("thinking_delta", "thinking_end"):
+            assert inside, whole[0]
+            inside = kind == "thinking_delta"
+        else:
+            assert not inside, f"{kind} inside a thinking block: {whole[0]}"
+    assert not inside, "the completed run left a thinking block open"
+    starts = [e for e in whole[0] if e["type"] == "thinking_start"]
+    assert len(starts) == _thinking_blocks(kinds)
 
 
 def _controls_ok(controls: list[Control]) -> bool:
