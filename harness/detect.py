@@ -25,7 +25,7 @@ from harness.launch import (
     launch_env,
     resolve_executable,
 )
-from harness.run import ProbeResult, run_probe
+from harness.probe import ProbeResult, run_probe
 from harness.streams.base import js_trim
 
 __all__ = [
@@ -74,7 +74,7 @@ _EXCERPT_CHARS = 200
 
 
 class ProbeRunner(Protocol):
-    """The signature of :func:`harness.run.run_probe` (injectable for tests)."""
+    """The signature of :func:`harness.probe.run_probe` (injectable for tests)."""
 
     def __call__(
         self,

@@ -31,8 +31,8 @@ from harness.detect import (
 )
 from harness.errors import HarnessError
 from harness.launch import FileSystemView, RealFileSystem, launch_env, resolve_executable
+from harness.probe import ProbeResult, run_probe
 from harness.profile_bundle.build_bundle import MANIFEST_NAME, PACKAGE
-from harness.run import ProbeResult, run_probe
 from harness.secrets.redact import Redactor
 
 __all__ = [
@@ -612,7 +612,7 @@ async def setup_dsh_async(
     ``ask`` asks the user a yes/no question on a terminal (None: there is no terminal).
     ``bundle`` replaces the embedded bundle and exists for tests only (the tampered-bundle
     proof); no command-line option reaches it. Every command goes through ``runner``
-    (:func:`harness.run.run_probe`), with the launch env a run of the def would get.
+    (:func:`harness.probe.run_probe`), with the launch env a run of the def would get.
     Messages and the report pass through :class:`harness.secrets.redact.Redactor` (secret env
     values and key-shaped tokens never reach the caller; seed 001 §11, §14).
     """

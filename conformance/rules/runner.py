@@ -1,6 +1,6 @@
 """Rules for the runner: spawn, prompt, pumps, timeouts, cancel, reap.
 
-Enforced by ``harness/runner/`` (re-exported by ``harness/run.py``), ``harness/secrets/redact.py``,
+Enforced by ``harness/runner/``, ``harness/secrets/redact.py``,
 ``harness/fakes_install.py`` and ``harness/commands/run.py``; tested in ``tests/runner/``.
 """
 

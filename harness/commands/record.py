@@ -31,9 +31,9 @@ from harness.errors import HarnessError
 from harness.events import Event, event_json_line
 from harness.inputs import read_text_file
 from harness.launch import path_env_key
+from harness.probe import run_probe
 from harness.record import Expectation, RunRecorder, continuation_path
 from harness.render import format_event
-from harness.run import run_probe
 from harness.runner import RunRequest, run_agent_async
 from harness.secrets.detect import secret_values
 

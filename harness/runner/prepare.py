@@ -33,9 +33,9 @@ from harness.mcp.bundles import (
     validate_run_tool_bundle,
 )
 from harness.mcp.inject import InjectionPlan, is_managed_project_cwd, plan_injection
+from harness.probe import run_probe
 from harness.prompt import prepare_prompt_file
 from harness.protocols.base import Actions, LocalProtocolError
-from harness.run import run_probe
 from harness.runner.sessions import SessionPlan, plan_session
 from harness.runner.snapshot import TreeSnapshot, snapshot_jsonl, snapshot_tree
 from harness.runner.types import RunErrorCode, RunRequest

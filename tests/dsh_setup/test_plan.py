@@ -34,7 +34,7 @@ from harness.dsh_setup import (
     install_argv,
     plan_step,
 )
-from harness.run import ProbeResult
+from harness.probe import ProbeResult
 
 DSH = "/opt/dsh/bin/dsh"
 SHA = "ab" * 32

@@ -49,7 +49,7 @@ from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
 from harness.detect import AuthStatus, classify_auth, probe_agent
 from harness.formats import create_parser
 from harness.launch import RealFileSystem
-from harness.run import ProbeResult
+from harness.probe import ProbeResult
 from tests.helpers import as_json
 from tests.support.processes import kill_tree
 

@@ -21,7 +21,7 @@ from harness.defs.types import ModelOption
 from harness.detect import DetectionResult, ProbeRunner, probe_agent
 from harness.fakes_install import install_fakes
 from harness.launch import RealFileSystem
-from harness.run import ProbeResult, run_probe
+from harness.probe import ProbeResult, run_probe
 from tests.support.env import inherited_env
 
 pytestmark = pytest.mark.rule("FIDELITY-ACP-MODELS-001")

@@ -39,7 +39,7 @@ from harness.detect import (
     detect_stream,
 )
 from harness.launch import FakeFileSystem, RealFileSystem
-from harness.run import ProbeResult, run_probe
+from harness.probe import ProbeResult, run_probe
 from tests.launch._support import (
     SYSTEM_PATH,
     child_pids,

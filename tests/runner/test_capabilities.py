@@ -31,7 +31,7 @@ from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.types import AgentDef
 from harness.detect import CapabilityCache, ProbeRunner, capabilities_for_run
 from harness.events import Raw
-from harness.run import ProbeResult, run_probe
+from harness.probe import ProbeResult, run_probe
 from harness.runner import RunResult, run_agent_async
 from tests.runner.conftest import FakeWorld, text_of
 
