@@ -31,11 +31,11 @@ from harness.mcp.builders import (
 )
 from harness.mcp.inject import ENV_CONTENT_VARS
 from harness.mcp.servers import McpServerConfig, McpTransport
+from harness.native_sessions import SessionStore, TurnMode
 from harness.runner.conversation import run_conversation_turn
 from harness.runner.engine import run_agent_async
 from harness.runner.types import RunRequest, RunResult
 from harness.secrets.redact import Redactor
-from harness.sessions import SessionStore, TurnMode
 
 __all__ = ["AdapterObservations", "observe_adapter_layer"]
 

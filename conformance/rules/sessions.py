@@ -1,7 +1,8 @@
 """Rules for native-session bookkeeping.
 
-Enforced by ``harness/sessions.py``; tested in ``tests/sessions/``. Def-level (``formats=()``):
-the resume style a def declares (``AgentDef.resume_style``) selects which handle is kept.
+Enforced by ``harness/native_sessions.py``; tested in ``tests/native_sessions/``. Def-level
+(``formats=()``): the resume style a def declares (``AgentDef.resume_style``) selects which
+handle is kept.
 """
 
 from __future__ import annotations

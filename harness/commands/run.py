@@ -35,11 +35,16 @@ from harness.launch import path_env_key
 from harness.mcp import injection_secrets, load_mcp_config
 from harness.mcp.bundles import load_run_tool_bundle
 from harness.mcp.journal import JOURNAL_NAME, recover
+from harness.native_sessions import (
+    SessionStore,
+    TranscriptMessage,
+    TranscriptStore,
+    default_state_dir,
+)
 from harness.render import format_event
 from harness.runner import RunRequest, RunResult, run_agent_async
 from harness.runner.conversation import run_conversation_turn
 from harness.runner.engine import CancelOnSignals, EventRetention
-from harness.sessions import SessionStore, TranscriptMessage, TranscriptStore, default_state_dir
 
 if TYPE_CHECKING:
     from harness.defs.types import AgentDef

@@ -306,7 +306,7 @@ class AgentDef:
     inactivity_timeout_ms: int | None = None
     first_output_timeout_ms: int | None = None
     #: Case-insensitive regexes over stderr meaning "the resumed session id is unknown"
-    #: (read by harness.sessions.resume_expired; seed 000 §8 expired-session recovery).
+    #: (read by harness.native_sessions.resume_expired; seed 000 §8 expired-session recovery).
     resume_failure_patterns: tuple[str, ...] = ()
 
     # --- transports -----------------------------------------------------------

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.defs.types import ResumeStyle
-from harness.sessions import (
+from harness.native_sessions import (
     STORE_FORMAT_VERSION,
     CompatibilityKey,
     ExecutableIdentity,
@@ -24,7 +24,7 @@ from harness.sessions import (
     SessionStore,
     SessionStoreError,
 )
-from tests.sessions.helpers import make_store, native_of
+from tests.native_sessions.helpers import make_store, native_of
 
 KEY = CompatibilityKey(
     conversation_id="conv-1",

@@ -1,6 +1,6 @@
 """Native-session bookkeeping: which CLI session a conversation continues, and when not to.
 
-Design: docs/design/host.md#harness.sessions
+Design: docs/design/host.md#harness.native_sessions
 """
 
 from __future__ import annotations

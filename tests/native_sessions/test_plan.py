@@ -16,7 +16,7 @@ import pytest
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, ResumeStyle, VersionPolicy
 from harness.detect import DetectionResult
-from harness.sessions import (
+from harness.native_sessions import (
     CompatibilityKey,
     FreshReason,
     SessionPlanError,
@@ -31,7 +31,7 @@ from harness.sessions import (
     record_outcome,
     version_family,
 )
-from tests.sessions.helpers import key_for, make_store, minted_ids, never_called
+from tests.native_sessions.helpers import key_for, make_store, minted_ids, never_called
 
 TRANSCRIPT = [
     TranscriptMessage("user", "Make a landing page."),

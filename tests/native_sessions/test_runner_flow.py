@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 
 from harness.defs.registry import get_agent_def
-from harness.runner import RunRequest, RunResult, run_agent
-from harness.sessions import (
+from harness.native_sessions import (
     SessionAction,
     SessionStore,
     SessionUpdate,
@@ -38,7 +37,8 @@ from harness.sessions import (
     reseed_plan,
     resume_expired,
 )
-from tests.sessions.helpers import key_for, make_store
+from harness.runner import RunRequest, RunResult, run_agent
+from tests.native_sessions.helpers import key_for, make_store
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BOOTSTRAP = "BOOTSTRAP: Open Design system prompt."

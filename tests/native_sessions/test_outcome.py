@@ -14,8 +14,7 @@ import pytest
 from harness.defs.registry import get_agent_def
 from harness.defs.types import ResumeStyle
 from harness.events import Status, TextDelta
-from harness.runner.status import RunOutcome
-from harness.sessions import (
+from harness.native_sessions import (
     EXPIRED_RESUME_ERROR_CODES,
     FreshReason,
     SessionAction,
@@ -31,7 +30,8 @@ from harness.sessions import (
     reseed_plan,
     resume_expired,
 )
-from tests.sessions.helpers import key_for, make_store, minted_ids, native_of, never_called
+from harness.runner.status import RunOutcome
+from tests.native_sessions.helpers import key_for, make_store, minted_ids, native_of, never_called
 
 TRANSCRIPT = [
     TranscriptMessage("user", "first ask"),

@@ -8,7 +8,12 @@ from pathlib import Path
 
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef
-from harness.sessions import CompatibilityKey, ExecutableIdentity, SessionStore, compatibility_key
+from harness.native_sessions import (
+    CompatibilityKey,
+    ExecutableIdentity,
+    SessionStore,
+    compatibility_key,
+)
 
 
 def minted_ids(prefix: str = "minted") -> Callable[[], str]:

@@ -1,0 +1,1 @@
+"""Tests for harness/native_sessions.py."""
