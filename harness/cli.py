@@ -18,8 +18,8 @@ from typing import Any, TextIO
 from harness import __version__, commands
 from harness.commands.live import add_live_parser
 from harness.errors import HarnessError
+from harness.host.mcp_shapes import ACCEPTED_SHAPES
 from harness.inputs import check_argv
-from harness.mcp_shapes import ACCEPTED_SHAPES
 
 __all__ = ["main"]
 

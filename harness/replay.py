@@ -32,8 +32,8 @@ from harness.defs.types import AgentDef
 from harness.errors import HarnessError
 from harness.events import Error, Event, TextDelta, ThinkingDelta, ToolUse
 from harness.formats import UnknownStreamFormatError, create_parser, is_two_way
+from harness.host.prompt import is_terminal_turn
 from harness.ladder import Step, StepKind
-from harness.prompt import is_terminal_turn
 from harness.protocols.base import (
     Actions,
     Finished,

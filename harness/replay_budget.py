@@ -29,7 +29,7 @@ from harness.guards.windows_cmdline import (
     looks_like_windows_path,
     utf16_len,
 )
-from harness.prompt import utf8_len
+from harness.host.prompt import utf8_len
 
 __all__ = ["PLATFORMS", "BudgetVerdict", "budget_verdicts", "recorded_prompt"]
 

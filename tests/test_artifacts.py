@@ -21,7 +21,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.artifacts import (
+from harness.errors import HarnessError
+from harness.events import Artifact, Error
+from harness.host.artifacts import (
     ArtifactExistsError,
     ArtifactNameError,
     ArtifactNamesExhaustedError,
@@ -32,8 +34,6 @@ from harness.artifacts import (
     markdown_skip_ranges,
     write_artifacts,
 )
-from harness.errors import HarnessError
-from harness.events import Artifact, Error
 from harness.runner.plain import write_held_artifacts
 from tests.support.examples import fuzz_sized
 

@@ -24,8 +24,8 @@ from fake_clis.scenario import Scenario, Step
 from harness.events import Error
 from harness.failures import has_output
 from harness.formats import find_format, keeps_turn_bookkeeping
+from harness.host.prompt import is_clean_terminal_turn
 from harness.ladder import StepKind
-from harness.prompt import is_clean_terminal_turn
 from harness.record import Direction as RecDirection
 from harness.runner.status import CloseFacts, classify_close_status
 from harness.schemas import load_schema

@@ -1,6 +1,6 @@
 """Prompt delivery and prompt-budget rules.
 
-Covers ``harness/prompt.py``, ``harness/guards/budget.py`` and
+Covers ``harness/host/prompt.py``, ``harness/guards/budget.py`` and
 ``harness/guards/windows_cmdline.py``. All rules are def-level (``formats=()``). The
 budget rules apply only to defs that declare ``max_prompt_arg_bytes`` (argv delivery);
 the stream-json rules only to stdin + ``prompt_input_format`` stream-json; the file rule

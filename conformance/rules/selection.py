@@ -1,6 +1,6 @@
 """Rules for agent selection.
 
-Enforced by ``harness/selection.py``; tested in ``tests/selection/``. Def-level
+Enforced by ``harness/host/selection.py``; tested in ``tests/selection/``. Def-level
 (``formats=()``).
 """
 

@@ -1,6 +1,6 @@
 """Rules for skill staging and composition.
 
-Enforced by ``harness/skills.py``; tested in ``tests/skills/``. Def-level (``formats=()``):
+Enforced by ``harness/host/skills.py``; tested in ``tests/skills/``. Def-level (``formats=()``):
 seed 000 §4 makes skill delivery shared engine behaviour, the same for every def.
 """
 

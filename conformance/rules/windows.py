@@ -3,7 +3,7 @@ that stay usable on Windows.
 
 Covers ``harness/guards/command_line.py``, the loss finders of
 ``harness/guards/windows_cmdline.py`` and the device-name refusal of
-``harness/artifacts.py``. Def-level (``formats=()``) and mandatory: every def
+``harness/host/artifacts.py``. Def-level (``formats=()``) and mandatory: every def
 can be launched on Windows, whatever its prompt delivery, and any of its arguments (a
 prompt, a model name, an extra directory) can be one a launch path would change.
 """

@@ -18,8 +18,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.errors import BadInputError, HarnessError
+from harness.host.mcp_shapes import ACCEPTED_SHAPES
 from harness.inputs import check_json_depth
-from harness.mcp_shapes import ACCEPTED_SHAPES
 from harness.secrets.detect import redact_url
 
 __all__ = [

@@ -31,14 +31,14 @@ from harness.failures import (
     has_output,
 )
 from harness.formats import keeps_turn_bookkeeping
-from harness.ladder import StepKind
-from harness.prompt import (
+from harness.host.prompt import (
     is_clean_terminal_turn,
     keep_stdin_open,
     should_close_stdin,
     stdin_payload,
     stream_json_user_message,
 )
+from harness.ladder import StepKind
 from harness.protocols.base import (
     Actions,
     CloseStdin,

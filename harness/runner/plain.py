@@ -6,7 +6,7 @@
 (:mod:`harness.streams.plain`) emits one ``artifact`` event per block at end of output,
 named against nothing; the runner holds those events back and, once the tree is reaped,
 extracts again against the cwd's current names, writes the files with
-:func:`harness.artifacts.write_artifacts` (which refuses any name that could leave the
+:func:`harness.host.artifacts.write_artifacts` (which refuses any name that could leave the
 project and never overwrites), and publishes the events with their final name and path.
 A cancelled run writes nothing: the held events are published as they were.
 """
@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from harness.artifacts import (
+from harness.events import Artifact, Error, Event
+from harness.host.artifacts import (
     ArtifactError,
     ArtifactNamesExhaustedError,
     extract_artifacts,
     write_artifacts,
 )
-from harness.events import Artifact, Error, Event
 
 __all__ = ["write_held_artifacts"]
 

@@ -24,6 +24,16 @@ from harness.errors import HarnessError, PromptTooLargeError
 from harness.formats import UnknownStreamFormatError, create_parser, is_two_way
 from harness.guards.budget import check_prompt_budget
 from harness.guards.command_line import check_windows_command_line
+from harness.host.prompt import prepare_prompt_file
+from harness.host.skills import (
+    Skill,
+    SkillLinkError,
+    SkillStagingError,
+    StagedSkill,
+    compose_skill_prompt,
+    context_skill_dirs,
+    stage_skill,
+)
 from harness.launch import RealFileSystem, Resolution, launch_env, resolve_executable
 from harness.mcp.apply import AppliedInjection, McpApplyError, apply_injection, restore_injection
 from harness.mcp.bundles import (
@@ -34,20 +44,10 @@ from harness.mcp.bundles import (
 )
 from harness.mcp.inject import InjectionPlan, is_managed_project_cwd, plan_injection
 from harness.probe import run_probe
-from harness.prompt import prepare_prompt_file
 from harness.protocols.base import Actions, LocalProtocolError
 from harness.runner.sessions import SessionPlan, plan_session
 from harness.runner.snapshot import TreeSnapshot, snapshot_jsonl, snapshot_tree
 from harness.runner.types import RunErrorCode, RunRequest
-from harness.skills import (
-    Skill,
-    SkillLinkError,
-    SkillStagingError,
-    StagedSkill,
-    compose_skill_prompt,
-    context_skill_dirs,
-    stage_skill,
-)
 from harness.streams import StreamParser
 
 __all__ = [

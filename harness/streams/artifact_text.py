@@ -5,7 +5,7 @@ writes Anthropic-style ``<artifact identifier=… type=…>…</artifact>`` bloc
 gives the upstream algorithm (``extractPlainStreamArtifacts``), followed rule by rule
 (the PLAIN-ARTIFACT-* rules cited below). The plain parser calls
 :func:`extract_artifacts` at ``finish``; writing the files is
-:func:`harness.artifacts.write_artifacts`, a layer above (the runner calls it).
+:func:`harness.host.artifacts.write_artifacts`, a layer above (the runner calls it).
 
 "Whitespace" and "trim" mean what they mean in JavaScript (upstream's ``\\s`` and
 ``String.prototype.trim``), so both implementations split the same stdout the same way.

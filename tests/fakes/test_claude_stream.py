@@ -3,7 +3,7 @@
 Rules: FAKE-CLAUDE-001..010, FAKE-CODEBUDDY-001, FAKE-AMP-001..002
 (conformance/rules/fakes_stream.py). Each test starts ``python -m fake_clis AGENT ...`` and
 feeds its stdout to ``harness.streams.claude``; stream-json input is driven live, writing
-the user message and closing stdin when the engine says so (``harness.prompt``).
+the user message and closing stdin when the engine says so (``harness.host.prompt``).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from harness.events import (
     TurnEnd,
     Usage,
 )
+from harness.host.prompt import is_clean_terminal_turn, stream_json_user_message
 from harness.launch import RealFileSystem
-from harness.prompt import is_clean_terminal_turn, stream_json_user_message
 from harness.protocols.base import Actions, SessionRequest
 from tests.fakes.conftest import FakeCli, FakeResult, events_of, install_shim, parse_stream, text_of
 from tests.support.drive import StreamJsonTurns, drive_session

@@ -27,7 +27,7 @@ from harness.events import (
     ToolUse,
     Usage,
 )
-from harness.prompt import stream_json_user_message
+from harness.host.prompt import stream_json_user_message
 from tests.fakes.conftest import FakeCli, FakeResult, events_of, parse_stream, text_of
 from tests.support.processes import StdoutPump, kill_tree
 

@@ -2,7 +2,7 @@
 
 Rules: FAKE-PLAIN-001..006 (conformance/rules/fakes_stream.py). stdout is fed to the
 engine's ``plain`` parser; prompts travel the way each def says (seed 002 §6.2): argv,
-stdin, or a private prompt file made by ``harness.prompt.PromptFile``.
+stdin, or a private prompt file made by ``harness.host.prompt.PromptFile``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from fake_clis.plain import _rich_lines
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, BuildOptions, PromptDelivery, RuntimeContext
 from harness.events import Artifact, Event
+from harness.host.prompt import PromptFile, stdin_payload
 from harness.live.recipes import load_recipe
-from harness.prompt import PromptFile, stdin_payload
 from tests.fakes.conftest import FakeCli, FakeResult, events_of, parse_stream, text_of
 from tests.support.processes import StdoutPump, kill_tree
 

@@ -1,4 +1,4 @@
-"""Prompt delivery (harness/prompt.py): stdin bytes, the stream-json line, the prompt file.
+"""Prompt delivery (harness/host/prompt.py): stdin bytes, the stream-json line, the prompt file.
 
 Rules: PROMPT-STDIN-001, PROMPT-STREAMJSON-001, PROMPT-STREAMJSON-002, PROMPT-FILE-001.
 The expected stream-json line is written by hand from ref §2.1.8.
@@ -23,7 +23,7 @@ from harness.defs.types import (
     RuntimeContext,
 )
 from harness.events import Error, Event, Status, TextDelta, ToolResult, ToolUse, TurnEnd, Usage
-from harness.prompt import (
+from harness.host.prompt import (
     PROMPT_FILE_NAME,
     PromptFile,
     is_clean_terminal_turn,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.events import TextDelta, ToolUse, TurnEnd
-from harness.prompt import stream_json_user_message
+from harness.host.prompt import stream_json_user_message
 from harness.runner import run_agent
 from tests.runner.conftest import FakeWorld, text_of
 

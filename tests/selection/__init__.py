@@ -1,1 +1,1 @@
-"""Tests for harness/selection.py."""
+"""Tests for harness/host/selection.py."""

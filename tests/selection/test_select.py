@@ -19,13 +19,13 @@ from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.types import AgentDef
 from harness.detect import DetectionResult, Diagnostic, DiagnosticCode
 from harness.errors import UnknownAgentError
-from harness.runner import RunRequest, run_agent
-from harness.selection import (
+from harness.host.selection import (
     AgentUnavailableError,
     NoAgentAvailableError,
     next_agent_after_failure,
     select_agent,
 )
+from harness.runner import RunRequest, run_agent
 
 DEFS: tuple[AgentDef, ...] = tuple(get_agent_def(i) for i in ("claude", "codex", "qwen", "aider"))
 

@@ -1,1 +1,1 @@
-"""Tests for harness/skills.py."""
+"""Tests for harness/host/skills.py."""

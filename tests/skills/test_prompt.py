@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.skills import (
+from harness.host.skills import (
     Skill,
     SkillError,
     compose_skill_prompt,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-import harness.skills as skills_mod
-from harness.skills import (
+import harness.host.skills as skills_mod
+from harness.host.skills import (
     SKILLS_DIR_NAME,
     Skill,
     SkillLinkError,

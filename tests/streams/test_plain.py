@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.artifacts import extract_artifacts
 from harness.events import Artifact, Error, Event, TextDelta
 from harness.formats import UnknownStreamFormatError, create_parser
+from harness.host.artifacts import extract_artifacts
 from harness.schemas import load_schema
 from harness.streams.plain import PlainStreamParser, create
 from tests.helpers import cut_points, run_chunks, split_at

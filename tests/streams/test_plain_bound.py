@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.artifacts import extract_artifacts
 from harness.events import Artifact, Error, Event, TextDelta
+from harness.host.artifacts import extract_artifacts
 from harness.streams import plain
 from harness.streams.plain import TEXT_PIECE_BYTES, PlainStreamParser
 from tests.helpers import cut_points, run_chunks, split_at

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from harness.defs.types import AgentDef
 from harness.events import Event, Status, Usage
 from harness.formats import create_parser
-from harness.prompt import should_close_stdin, stream_json_user_message
+from harness.host.prompt import should_close_stdin, stream_json_user_message
 from harness.protocols.base import (
     Actions,
     CloseStdin,
@@ -194,7 +194,7 @@ class StreamJsonTurns:
     """A one-way stream parser as a session: stream-json prompts, one per terminal turn.
 
     The first prompt goes out at ``start``; each turn's closing ``Usage`` (where the engine
-    would close stdin, :func:`harness.prompt.should_close_stdin`) sends the next prompt, and
+    would close stdin, :func:`harness.host.prompt.should_close_stdin`) sends the next prompt, and
     after the last one stdin is closed. ``Finished`` never comes: the run ends at stdout EOF.
     """
 

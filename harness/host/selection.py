@@ -1,6 +1,6 @@
 """Which agent a run uses (seed 000 §7 "Agent switching", §8 "Selection and failure recovery").
 
-Design: docs/design/host.md#harness.selection
+Design: docs/design/host.md#harness.host.selection
 """
 
 from __future__ import annotations
