@@ -169,7 +169,8 @@ RULES = (
     # -- opencode ------------------------------------------------------------------
     _rule(
         "OPENCODE-SESSION-001",
-        "step_start becomes status 'running' carrying sessionID as the session id.",
+        "step_start becomes status 'running' carrying sessionID as the session id; an error "
+        "frame naming a session not yet reported first gives status 'session' with that id.",
         "seed 000 §5.6",
     ),
     _rule(

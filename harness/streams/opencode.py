@@ -146,12 +146,14 @@ def _js_template(value: object) -> str:
 class OpenCodeHandler:
     """The opencode state machine (one per run)."""
 
-    __slots__ = ("_emit", "_tool_results", "_tool_uses")
+    __slots__ = ("_emit", "_session_id", "_tool_results", "_tool_uses")
 
     def __init__(self, emit: Emit) -> None:
         self._emit = emit
         self._tool_uses: set[str] = set()
         self._tool_results: set[str] = set()
+        #: The last session id reported on a status event.
+        self._session_id: str | None = None
 
     def handle(self, obj: dict[str, Any]) -> bool:
         # Most frequent kinds first (the kinds are distinct, so order is not semantic).
@@ -179,7 +181,9 @@ class OpenCodeHandler:
         if kind == "step_start":
             # OPENCODE-SESSION-001 (seed 000 §5.6): sessionID is the capture-style
             # resume handle (`run -s <id>` next turn), carried on status.
-            self._emit(Status(label="running", session_id=nonempty_str(obj.get("sessionID"))))
+            session_id = nonempty_str(obj.get("sessionID"))
+            self._session_id = session_id or self._session_id
+            self._emit(Status(label="running", session_id=session_id))
             return True
 
         if kind == "step_finish":
@@ -189,6 +193,12 @@ class OpenCodeHandler:
             return True
 
         if kind == "error":
+            session_id = nonempty_str(obj.get("sessionID"))
+            if session_id is not None and session_id != self._session_id:
+                # OPENCODE-SESSION-001: a run that fails before its first step names its
+                # session only on the error frame (opencode 1.18.33); capture it there too.
+                self._session_id = session_id
+                self._emit(Status(label="session", session_id=session_id))
             # OPENCODE-ERROR-001 (ref §2.2): OpenCode reports provider failures as an
             # error frame and still exits 0; unwrap the nested message.
             message = extract_error_message(

@@ -67,6 +67,60 @@ def test_opencode_session_001_step_start_carries_session() -> None:
     ]
 
 
+#: An error frame as opencode 1.18.33 prints it when the provider fails before any step.
+_API_ERROR = {
+    "type": "error",
+    "timestamp": TS,
+    "sessionID": SID,
+    "error": {
+        "name": "APIError",
+        "data": {"message": "Internal server error", "statusCode": 500, "isRetryable": True},
+    },
+}
+
+
+@pytest.mark.rule("OPENCODE-SESSION-001", "OPENCODE-ERROR-001")
+def test_opencode_session_001_a_failed_run_names_its_session_on_the_error_frame() -> None:
+    events = parse(_API_ERROR)
+    assert events[0] == {"type": "status", "label": "session", "session_id": SID}
+    assert [e["type"] for e in events] == ["status", "error"]
+    assert events[1]["message"] == "Internal server error"
+
+
+@pytest.mark.rule("OPENCODE-SESSION-001")
+def test_opencode_session_001_an_error_repeats_no_session_already_reported() -> None:
+    step = {"type": "step_start", "timestamp": TS, "sessionID": SID, "part": {}}
+    events = parse(step, _API_ERROR, _API_ERROR)
+    assert [(e["type"], e.get("session_id")) for e in events] == [
+        ("status", SID),
+        ("error", None),
+        ("error", None),
+    ]
+    other = {**_API_ERROR, "sessionID": "ses_other"}
+    assert [e.get("session_id") for e in parse(step, other) if e["type"] == "status"] == [
+        SID,
+        "ses_other",
+    ]
+
+
+@pytest.mark.rule("OPENCODE-SESSION-001")
+@pytest.mark.parametrize("session", ["", None, 7, ["ses_x"]], ids=repr)
+def test_opencode_session_001_an_error_without_a_string_session_reports_none(
+    session: Any,
+) -> None:
+    frame = {**_API_ERROR, "sessionID": session}
+    assert [e["type"] for e in parse(frame)] == ["error"]
+
+
+@pytest.mark.rule("OPENCODE-SESSION-001", "JSONEV-CHUNK-001")
+@settings(deadline=None)
+@given(cuts=cut_points())
+def test_opencode_session_001_the_error_session_survives_any_chunking(cuts: list[int]) -> None:
+    data = jsonl({"type": "text", "sessionID": SID, "part": {"text": "partial"}}, _API_ERROR)
+    events = as_json(assert_chunking_invariant(factory, data, cuts))
+    assert [e.get("session_id") for e in events if e["type"] == "status"] == [SID]
+
+
 # -- OPENCODE-TEXT-001 ------------------------------------------------------------
 
 
@@ -295,7 +349,8 @@ def test_opencode_usage_001_one_cache_field_is_enough() -> None:
     ],
 )
 def test_opencode_error_001_error_frames(frame: dict[str, Any], message: str) -> None:
-    assert parse(frame) == [
+    # The status naming the frame's session is OPENCODE-SESSION-001's.
+    assert [e for e in parse(frame) if e["type"] != "status"] == [
         {"type": "error", "message": message, "raw": json.dumps(frame, separators=(",", ":"))}
     ]
 
