@@ -72,6 +72,11 @@ def _succeeded(result: RunResult) -> list[str]:
     return [f"status {result.status.value} error {result.error}"]
 
 
+def _ended_by_sigterm(result: RunResult) -> bool:
+    """Died of SIGTERM, or trapped it and exited 128+15 as claude does."""
+    return result.signal == SIGTERM or (result.signal is None and result.exit_code == 128 + SIGTERM)
+
+
 def _has_text(result: RunResult, *pieces: str) -> list[str]:
     text = text_of(result.events)
     return [f"text {text[:120]!r} lacks {p!r}" for p in pieces if p not in text]
@@ -124,7 +129,7 @@ def test_hang_hits_the_inactivity_timeout_and_keeps_the_text(world: FakeWorld) -
         # A CLI that prints a message only when it ends has printed none of a hung one.
         if result.agent_id not in WHOLE_MESSAGES:
             problems += _has_text(result, "Thinking about it...")
-        if sys.platform != "win32" and result.signal != SIGTERM:
+        if sys.platform != "win32" and not _ended_by_sigterm(result):
             problems.append(f"ended by {result.signal}, expected SIGTERM from the runner")
         return problems
 
@@ -359,7 +364,7 @@ def test_ignore_stdin_is_stopped_after_completion_or_by_the_watchdog(world: Fake
         problems = _has_text(result, "Done, but I linger.")
         if completes:
             problems += _succeeded(result)
-            if sys.platform != "win32" and result.signal != SIGTERM:
+            if sys.platform != "win32" and not _ended_by_sigterm(result):
                 problems.append(f"ended by {result.signal}, expected SIGTERM")
         else:
             problems += _failed_typed(result, "RUN_INACTIVITY_TIMEOUT")
