@@ -13,6 +13,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
+from harness.defs.shared import is_absolute_path
 from harness.defs.types import (
     DEFAULT_MODEL_OPTION,
     AgentDef,
@@ -66,12 +67,6 @@ def parse_pi_model_table(stdout: str) -> list[ModelOption] | None:
     return out if len(out) > 1 else None
 
 
-def _is_absolute(path: str, platform: str) -> bool:
-    if platform == "win32":
-        return ntpath.isabs(path)
-    return posixpath.isabs(path)
-
-
 def _chosen(value: str | None) -> str | None:
     """The user's choice, or ``None`` when unset or ``default`` (omit the flag)."""
     if not value or value == DEFAULT_MODEL_OPTION.id:
@@ -95,13 +90,14 @@ def _build_args(
         args += ["--thinking", thinking]
     skills: list[str] = []
     for skill_dir in context.skill_dirs:
-        if _is_absolute(skill_dir, context.platform) and skill_dir not in skills:
+        if is_absolute_path(skill_dir, context.platform) and skill_dir not in skills:
             skills.append(skill_dir)
     for skill_dir in skills:
         args += ["--skill", skill_dir]
     hinted: list[str] = []
     for extra in extra_allowed_dirs:
-        if _is_absolute(extra, context.platform) and extra not in skills and extra not in hinted:
+        absolute = is_absolute_path(extra, context.platform)
+        if absolute and extra not in skills and extra not in hinted:
             hinted.append(extra)
     for extra in hinted:
         args += ["--append-system-prompt", extra]

@@ -7,7 +7,6 @@ Design: docs/design/defs.md#harness.defs.shared
 from __future__ import annotations
 
 import json
-import ntpath
 import posixpath
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -101,9 +100,21 @@ def options_with_ids(*pairs: tuple[str, str]) -> tuple[ModelOption, ...]:
 
 
 def is_absolute_path(path: str, platform: str) -> bool:
-    """``path`` is absolute under ``platform``'s rules (win32 drive/UNC, else POSIX)."""
+    """``path`` is absolute under ``platform``'s rules, the same on every Python.
+
+    Windows follows Node's ``path.win32.isAbsolute`` (the upstream adapters run on Node): a
+    rooted path (``\\x``, ``/x``, UNC) or a drive letter with a separator (``C:\\x``).
+    Python 3.13's ``ntpath.isabs`` no longer counts a rooted path without a drive, which
+    would make a def's argv depend on the interpreter.
+    """
     if platform == "win32":
-        return ntpath.isabs(path)
+        if not path:
+            return False
+        if path[0] in "\\/":
+            return True
+        return len(path) > 2 and path[0].isascii() and path[0].isalpha() and (
+            path[1] == ":" and path[2] in "\\/"
+        )
     return posixpath.isabs(path)
 
 
