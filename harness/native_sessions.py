@@ -534,6 +534,20 @@ class TurnPlan:
         return self.mode is TurnMode.FRESH
 
 
+def _minted_id(style: ResumeStyle, factory: Callable[[], str]) -> str | None:
+    """The id a fresh turn passes to the CLI: specify style only.
+
+    seed 002 §3.1 specify style: "daemon 自己造一个 UUID 塞给 CLI … 存的就是自己造的那个"
+    (the host mints the id and passes it; what it stores is the id it minted).
+    """
+    if style is not ResumeStyle.SPECIFY:
+        return None
+    new_id = factory()
+    if not isinstance(new_id, str) or not new_id:
+        raise SessionPlanError("new_session_id_factory must return a non-empty string")
+    return new_id
+
+
 def _fresh(
     key: CompatibilityKey,
     defn: AgentDef,
@@ -541,13 +555,7 @@ def _fresh(
     factory: Callable[[], str],
     mismatched: tuple[str, ...] = (),
 ) -> TurnPlan:
-    new_id: str | None = None
-    if defn.resume_style is ResumeStyle.SPECIFY:
-        # seed 002 §3.1 specify style: "daemon 自己造一个 UUID 塞给 CLI … 存的就是自己造的那个"
-        # (the host mints the id and passes it; what it stores is the id it minted).
-        new_id = factory()
-        if not isinstance(new_id, str) or not new_id:
-            raise SessionPlanError("new_session_id_factory must return a non-empty string")
+    new_id = _minted_id(defn.resume_style, factory)
     # capture style and the protocol styles: no id until the CLI reports one (seed 002 §3.1).
     return TurnPlan(
         conversation_id=key.conversation_id,
@@ -621,11 +629,7 @@ def reseed_plan(plan: TurnPlan, *, new_session_id_factory: Callable[[], str]) ->
         raise SessionPlanError(
             "only a turn that resumed a native session can be reseeded", rule="SESSION-EXPIRED-001"
         )
-    new_id: str | None = None
-    if plan.resume_style is ResumeStyle.SPECIFY:
-        new_id = new_session_id_factory()
-        if not isinstance(new_id, str) or not new_id:
-            raise SessionPlanError("new_session_id_factory must return a non-empty string")
+    new_id = _minted_id(plan.resume_style, new_session_id_factory)
     return TurnPlan(
         conversation_id=plan.conversation_id,
         runtime_id=plan.runtime_id,
