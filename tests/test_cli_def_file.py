@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.defs.registry import BUILTIN_DEFS
+from tests.support.env import isolated_project
 
 DERIVED = """\
 import dataclasses
@@ -28,17 +28,7 @@ def def_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("USERPROFILE", str(home))
-    for defn in BUILTIN_DEFS:
-        if defn.bin_env_key:
-            monkeypatch.delenv(defn.bin_env_key, raising=False)
-    monkeypatch.delenv("FAKE_CLI_SCENARIO", raising=False)
-    project = tmp_path / "project"
-    project.mkdir()
-    return project
+    return isolated_project(tmp_path, monkeypatch)
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:

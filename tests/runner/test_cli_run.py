@@ -20,21 +20,12 @@ from harness.fakes_install import (
     shim_name,
     shim_text,
 )
+from tests.support.env import isolated_project
 
 
 @pytest.fixture
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("USERPROFILE", str(home))
-    for defn in BUILTIN_DEFS:
-        if defn.bin_env_key:
-            monkeypatch.delenv(defn.bin_env_key, raising=False)
-    monkeypatch.delenv("FAKE_CLI_SCENARIO", raising=False)
-    project = tmp_path / "project"
-    project.mkdir()
-    return project
+    return isolated_project(tmp_path, monkeypatch)
 
 
 # --------------------------------------------------------------------------- harness run

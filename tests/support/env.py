@@ -6,7 +6,11 @@ import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-__all__ = ["inherited_env"]
+import pytest
+
+from harness.defs.registry import BUILTIN_DEFS
+
+__all__ = ["inherited_env", "isolated_project"]
 
 
 def inherited_env(
@@ -27,3 +31,19 @@ def inherited_env(
     }
     env.update(HOME=str(home), USERPROFILE=str(home))
     return env
+
+
+def isolated_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project dir for an in-process ``harness`` command: HOME under ``tmp_path``, and no
+    built-in's executable override nor ``FAKE_CLI_SCENARIO`` inherited from the shell."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    for defn in BUILTIN_DEFS:
+        if defn.bin_env_key:
+            monkeypatch.delenv(defn.bin_env_key, raising=False)
+    monkeypatch.delenv("FAKE_CLI_SCENARIO", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    return project
