@@ -10,6 +10,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import errno
 import os
 import signal
 import subprocess
@@ -85,6 +86,10 @@ __all__ = [
 #: How often the tree is polled while it is being stopped.
 _POLL_MS = 10.0
 #: How often the leader's descendants are snapshotted while it runs.
+#: A spawn refused with ETXTBSY (a just-written executable) is tried this many times,
+#: waiting this long times the attempt number in between.
+_SPAWN_BUSY_TRIES = 5
+_SPAWN_BUSY_WAIT_S = 0.05
 _SNAPSHOT_MS = 500.0
 #: After the tree is gone, how long pipes may stay open (held by an escaped process).
 _DRAIN_MS = 1000.0
@@ -619,12 +624,24 @@ class _Run:
             prepared.launch_path, prepared.args, platform=self.platform, env=prepared.child_env
         )
         try:
-            if shim is None:
-                transport, _ = await loop.subprocess_exec(
-                    lambda: protocol, prepared.launch_path, *prepared.args, **pipes
-                )
-            else:
-                transport, _ = await spawn_command_line(loop, lambda: protocol, shim, **pipes)
+            for attempt in range(1, _SPAWN_BUSY_TRIES + 1):
+                try:
+                    if shim is None:
+                        transport, _ = await loop.subprocess_exec(
+                            lambda: protocol, prepared.launch_path, *prepared.args, **pipes
+                        )
+                    else:
+                        transport, _ = await spawn_command_line(
+                            loop, lambda: protocol, shim, **pipes
+                        )
+                    break
+                except OSError as exc:
+                    # ETXTBSY: the executable was just written (a fresh shim) and a process
+                    # forked meanwhile still holds its write handle until it execs; the
+                    # kernel refuses the exec only for that moment, so try again shortly.
+                    if exc.errno != errno.ETXTBSY or attempt == _SPAWN_BUSY_TRIES:
+                        raise
+                    await asyncio.sleep(_SPAWN_BUSY_WAIT_S * attempt)
         except (OSError, ValueError) as exc:
             what = errno_name(exc) if isinstance(exc, OSError) else type(exc).__name__
             return self._early(
