@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.windows_tier.tier import (
+    Launch,
     TierOutputError,
+    WindowsTier,
     decode_units,
     encode_units,
     parse_launcher_output,
@@ -68,3 +73,49 @@ def test_a_missing_ucrt_report_is_none_not_empty() -> None:
 def test_malformed_launcher_output_names_the_line(text: str, fragment: str) -> None:
     with pytest.raises(TierOutputError, match=fragment):
         parse_launcher_output(text, ["a", "b"])
+
+
+class _ScriptedTier(WindowsTier):
+    """A tier whose launcher answers each batch from a script instead of running."""
+
+    def __init__(self, tmp_path: Path, wine: str | None, outcomes: list[list[str]]) -> None:
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        for name in ("argvdump.exe", "launch.exe"):
+            (bin_dir / name).write_bytes(b"")
+        super().__init__(tmp_path / "work", bin_dir, wine)
+        self.outcomes = outcomes
+        self.batches: list[list[str]] = []
+
+    def _launch_all(self, command_lines: Sequence[str], timeout: float) -> list[Launch]:
+        self.batches.append(list(command_lines))
+        answers = self.outcomes[len(self.batches) - 1]
+        text = "".join(f"@@launch {i} {answer}\n" for i, answer in enumerate(answers))
+        return parse_launcher_output(text, command_lines)
+
+
+def test_wine_internal_errors_are_launched_again_alone(tmp_path: Path) -> None:
+    tier = _ScriptedTier(
+        tmp_path, "wine", [["exit=0", "error=1359", "error=2"], ["error=1359"], ["exit=0"]]
+    )
+    launches = tier.run(["a", "b", "c"])
+    assert [(x.command_line, x.exit_code, x.error) for x in launches] == [
+        ("a", 0, None),
+        ("b", 0, None),
+        ("c", None, 2),
+    ]
+    assert tier.batches == [["a", "b", "c"], ["b"], ["b"]]
+
+
+def test_a_persistent_internal_error_is_reported_after_the_last_try(tmp_path: Path) -> None:
+    tier = _ScriptedTier(tmp_path, "wine", [["error=1359"]] * 3)
+    (launch,) = tier.run(["a"])
+    assert launch.error == 1359
+    assert len(tier.batches) == 3
+
+
+def test_on_windows_an_internal_error_is_an_answer(tmp_path: Path) -> None:
+    tier = _ScriptedTier(tmp_path, None, [["error=1359"]])
+    (launch,) = tier.run(["a"])
+    assert launch.error == 1359
+    assert len(tier.batches) == 1

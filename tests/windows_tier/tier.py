@@ -51,6 +51,10 @@ SECRET_VALUE = "tier-secret-7d1f"
 _REPO = Path(__file__).resolve().parents[2]
 _DEFAULT_BIN = _REPO / "scripts" / "windows-tier" / "bin"
 _PROGRAMS = ("argvdump.exe", "launch.exe")
+#: ``ERROR_INTERNAL_ERROR``: what Wine's ``CreateProcessW`` sometimes reports for a
+#: launch that succeeds when tried again.
+_WINE_TRANSIENT_ERROR = 1359
+_TRANSIENT_TRIES = 3
 #: The environment variable the suite's leak check uses to find a test's processes; Wine's
 #: server and services outlive single tests by design, so they must not carry it.
 _LEAK_TOKEN_VAR = "HARNESS_TEST_LEAK_TOKEN"
@@ -252,10 +256,29 @@ class WindowsTier:
         subprocess.run(["wineserver", "-w"], env=self.env, check=False, timeout=60)
 
     def run(self, command_lines: Sequence[str], timeout: float = 600) -> list[Launch]:
-        """Launch each line with ``CreateProcessW``, one launcher process for all of them."""
+        """Launch each line with ``CreateProcessW``, one launcher process for all of them.
+
+        Under Wine, ``CreateProcessW`` now and then fails with ``ERROR_INTERNAL_ERROR``
+        for a line that starts on the next try (a race inside the Wine server, not an
+        answer about the command line); those lines are launched again, a few times.
+        """
         for line in command_lines:
             if "\x00" in line:
                 raise ValueError(f"a command line cannot hold NUL: {line!r}")
+        launches = self._launch_all(command_lines, timeout)
+        for _ in range(_TRANSIENT_TRIES - 1):
+            again = [i for i, launch in enumerate(launches) if self._transient(launch)]
+            if not again:
+                break
+            retried = self._launch_all([command_lines[i] for i in again], timeout)
+            for i, launch in zip(again, retried, strict=True):
+                launches[i] = launch
+        return launches
+
+    def _transient(self, launch: Launch) -> bool:
+        return self.wine is not None and launch.error == _WINE_TRANSIENT_ERROR
+
+    def _launch_all(self, command_lines: Sequence[str], timeout: float) -> list[Launch]:
         with tempfile.NamedTemporaryFile(
             "w", suffix=".txt", dir=self.dir, delete=False, encoding="ascii"
         ) as listing:
