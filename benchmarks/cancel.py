@@ -41,7 +41,7 @@ import psutil
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.events import Event, TextDelta
 from harness.fakes_install import install_fakes
-from harness.launch import path_env_key
+from harness.host.launch import path_env_key
 from harness.runner import RunRequest, RunResult, run_agent, run_agent_async
 
 COOPERATIVE_TARGET_MS = 100.0

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
 from harness.detect import DetectionResult, detect_all
-from harness.launch import RealFileSystem
+from harness.host.launch import RealFileSystem
 
 TARGET = 1.5
 SYNTHETIC_COUNT = 29

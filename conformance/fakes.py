@@ -78,7 +78,7 @@ def clean_fake_env(
     so), HOME and USERPROFILE ``home``."""
     # start-up, as in fake_for: only a fake run pays for the def registry
     from harness.defs.registry import BUILTIN_DEFS
-    from harness.launch import path_env_key
+    from harness.host.launch import path_env_key
 
     dropped = {
         key.upper()

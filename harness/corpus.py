@@ -24,7 +24,7 @@ from harness.defs.transport import select_transport, transport_names
 from harness.defs.types import AgentDef
 from harness.fakes_install import install_fakes
 from harness.formats import is_two_way
-from harness.launch import path_env_key
+from harness.host.launch import path_env_key
 from harness.record import (
     Chunk,
     Direction,

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.defs.types import DEFAULT_MODEL_OPTION, AgentDef, ModelOption, VersionPolicy
-from harness.detect_result import AuthStatus, DetectionResult, Diagnostic, DiagnosticCode
-from harness.launch import (
+from harness.host.detect_result import AuthStatus, DetectionResult, Diagnostic, DiagnosticCode
+from harness.host.launch import (
     FileSystemView,
     RealFileSystem,
     Resolution,

@@ -30,7 +30,7 @@ from harness.detect import (
     is_tested_version,
 )
 from harness.errors import HarnessError
-from harness.launch import FileSystemView, RealFileSystem, launch_env, resolve_executable
+from harness.host.launch import FileSystemView, RealFileSystem, launch_env, resolve_executable
 from harness.probe import ProbeResult, run_probe
 from harness.profile_bundle.build_bundle import MANIFEST_NAME, PACKAGE
 from harness.secrets.redact import Redactor

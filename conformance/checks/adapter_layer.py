@@ -23,7 +23,8 @@ from conformance.fakes import fake_for
 from harness.defs.types import AgentDef, McpInjection, ResumeStyle
 from harness.fakes_install import install_fakes
 from harness.formats import is_two_way
-from harness.launch import path_env_key
+from harness.host.launch import path_env_key
+from harness.host.native_sessions import SessionStore, TurnMode
 from harness.mcp.builders import (
     build_acp_mcp_servers,
     build_claude_mcp_json,
@@ -31,7 +32,6 @@ from harness.mcp.builders import (
 )
 from harness.mcp.inject import ENV_CONTENT_VARS
 from harness.mcp.servers import McpServerConfig, McpTransport
-from harness.native_sessions import SessionStore, TurnMode
 from harness.runner.conversation import run_conversation_turn
 from harness.runner.engine import run_agent_async
 from harness.runner.types import RunRequest, RunResult

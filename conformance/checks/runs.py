@@ -22,8 +22,8 @@ from conformance.evidence import Direction, Frame
 from conformance.rules import all_rules
 from fake_clis.scenario import Scenario, Step
 from harness.events import Error
-from harness.failures import has_output
 from harness.formats import find_format, keeps_turn_bookkeeping
+from harness.host.failures import has_output
 from harness.host.prompt import is_clean_terminal_turn
 from harness.ladder import StepKind
 from harness.record import Direction as RecDirection

@@ -1,6 +1,6 @@
 """Rules for executable resolution, launch env and detection.
 
-Enforced by ``harness/launch.py``, ``harness/detect.py`` and ``harness/probe.py``
+Enforced by ``harness/host/launch.py``, ``harness/detect.py`` and ``harness/probe.py``
 (``run_probe``); tested in ``tests/launch/``. All are def-level (``formats=()``).
 """
 

@@ -1,6 +1,6 @@
 """Rules for native-session bookkeeping.
 
-Enforced by ``harness/native_sessions.py``; tested in ``tests/native_sessions/``. Def-level
+Enforced by ``harness/host/native_sessions.py``; tested in ``tests/native_sessions/``. Def-level
 (``formats=()``): the resume style a def declares (``AgentDef.resume_style``) selects which
 handle is kept.
 """

@@ -38,9 +38,9 @@ from harness.guards.windows_cmdline import (
     is_cmd_shim,
     looks_like_windows_path,
 )
+from harness.host.launch import RealFileSystem, resolve_executable
 from harness.host.skills import Skill, compose_skill_prompt, plan_staging
 from harness.inputs import read_text_file
-from harness.launch import RealFileSystem, resolve_executable
 from harness.mcp import load_mcp_config, plan_injection
 from harness.runner.prepare import SKILL_PROMPT_SEPARATOR
 from harness.secrets.redact import Redactor

@@ -29,8 +29,8 @@ from harness.commands.common import load_defs
 from harness.defs.registry import get_agent_def
 from harness.errors import HarnessError
 from harness.events import Event, event_json_line
+from harness.host.launch import path_env_key
 from harness.inputs import read_text_file
-from harness.launch import path_env_key
 from harness.probe import run_probe
 from harness.record import Expectation, RunRecorder, continuation_path
 from harness.render import format_event

@@ -30,17 +30,17 @@ from harness.defs.types import ResumeStyle
 from harness.errors import HarnessError
 from harness.events import Event, TextDelta, event_json_line
 from harness.fakes_install import install_fakes
-from harness.inputs import read_text_file
-from harness.launch import path_env_key
-from harness.mcp import injection_secrets, load_mcp_config
-from harness.mcp.bundles import load_run_tool_bundle
-from harness.mcp.journal import JOURNAL_NAME, recover
-from harness.native_sessions import (
+from harness.host.launch import path_env_key
+from harness.host.native_sessions import (
     SessionStore,
     TranscriptMessage,
     TranscriptStore,
     default_state_dir,
 )
+from harness.inputs import read_text_file
+from harness.mcp import injection_secrets, load_mcp_config
+from harness.mcp.bundles import load_run_tool_bundle
+from harness.mcp.journal import JOURNAL_NAME, recover
 from harness.render import format_event
 from harness.runner import RunRequest, RunResult, run_agent_async
 from harness.runner.conversation import run_conversation_turn

@@ -268,7 +268,7 @@ class AgentDef:
     #: newest ``*.log`` written during it is read (seed 002 §7.4, OpenCode's provider errors).
     failure_log_dir: str | None = None
     #: What a user is told when a run fails on authentication (seed 000 §5.11); ``None``:
-    #: the host's generic guidance (:data:`harness.failures.GENERIC_AUTH_GUIDANCE`).
+    #: the host's generic guidance (:data:`harness.host.failures.GENERIC_AUTH_GUIDANCE`).
     auth_guidance: str | None = None
     #: Whose platform budget raises ``max_prompt_arg_bytes`` off Windows (seed 002 §6.3,
     #: ref §4.1; :mod:`harness.guards.budget_generations`, FIDELITY-BUDGET-001).
@@ -306,7 +306,7 @@ class AgentDef:
     inactivity_timeout_ms: int | None = None
     first_output_timeout_ms: int | None = None
     #: Case-insensitive regexes over stderr meaning "the resumed session id is unknown"
-    #: (read by harness.native_sessions.resume_expired; seed 000 §8 expired-session recovery).
+    #: (read by harness.host.native_sessions.resume_expired; seed 000 §8 expired-session recovery).
     resume_failure_patterns: tuple[str, ...] = ()
 
     # --- transports -----------------------------------------------------------

@@ -12,7 +12,7 @@ from harness.defs.types import AgentDef
 from harness.errors import HarnessError, UnknownAgentError
 
 if TYPE_CHECKING:
-    from harness.detect_result import DetectionResult
+    from harness.host.detect_result import DetectionResult
 
 __all__ = [
     "AgentUnavailableError",

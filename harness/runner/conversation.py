@@ -1,8 +1,8 @@
 """One turn of a conversation through the native-session bookkeeping: plan, run, store.
 
-:func:`run_conversation_turn` plans the turn with :mod:`harness.native_sessions` (FRESH or RESUME,
-seed 000 §8, seed 001 §7), runs it with the engine and records the outcome; an expired
-handle reseeds the turn FRESH on the same def.
+:func:`run_conversation_turn` plans the turn with :mod:`harness.host.native_sessions`
+(FRESH or RESUME, seed 000 §8, seed 001 §7), runs it with the engine and records the
+outcome; an expired handle reseeds the turn FRESH on the same def.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.events import Event
-from harness.native_sessions import (
+from harness.host.native_sessions import (
     CompatibilityKey,
     ExecutableIdentity,
     SessionStore,
@@ -102,10 +102,10 @@ async def run_conversation_turn(
 ) -> ConversationTurn:
     """Run ``req.prompt`` as the next turn of ``conversation_id`` on ``req.defn``.
 
-    1. :func:`~harness.native_sessions.plan_turn`: FRESH (bootstrap + transcript + the turn; a
+    1. :func:`~harness.host.native_sessions.plan_turn`: FRESH (bootstrap + transcript + the turn; a
        host-minted id for the specify style) or RESUME (only the turn; seed 001 §7-§8);
     2. the run, with the plan's resume / new session id;
-    3. :func:`~harness.native_sessions.record_outcome`: the captured id is stored, a validated
+    3. :func:`~harness.host.native_sessions.record_outcome`: the captured id is stored, a validated
        handle survives a cancel, an expired one is cleared;
     4. expired: the turn is reseeded FRESH with the full transcript on the same def: the
        agent is never switched (seed 000 §8, SESSION-EXPIRED-001, SELECT-NOFALLBACK-001).

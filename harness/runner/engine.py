@@ -24,14 +24,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from harness.defs.types import AgentDef, ResumeStyle
 from harness.events import Artifact, Error, Event, Raw, Status, TextDelta
-from harness.failures import (
+from harness.formats import keeps_turn_bookkeeping
+from harness.host.failures import (
     GENERIC_AUTH_GUIDANCE,
     ServiceFailure,
     classify_log_failure,
     classify_service_failure,
     has_output,
 )
-from harness.formats import keeps_turn_bookkeeping
 from harness.host.prompt import (
     is_clean_terminal_turn,
     keep_stdin_open,

@@ -24,6 +24,7 @@ from harness.errors import HarnessError, PromptTooLargeError
 from harness.formats import UnknownStreamFormatError, create_parser, is_two_way
 from harness.guards.budget import check_prompt_budget
 from harness.guards.command_line import check_windows_command_line
+from harness.host.launch import RealFileSystem, Resolution, launch_env, resolve_executable
 from harness.host.prompt import prepare_prompt_file
 from harness.host.skills import (
     Skill,
@@ -34,7 +35,6 @@ from harness.host.skills import (
     context_skill_dirs,
     stage_skill,
 )
-from harness.launch import RealFileSystem, Resolution, launch_env, resolve_executable
 from harness.mcp.apply import AppliedInjection, McpApplyError, apply_injection, restore_injection
 from harness.mcp.bundles import (
     BundleRefusedError,

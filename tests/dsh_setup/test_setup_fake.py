@@ -37,7 +37,7 @@ from harness.dsh_setup import (
     read_manifest,
     setup_dsh,
 )
-from harness.launch import RealFileSystem
+from harness.host.launch import RealFileSystem
 from tests.dsh_setup.conftest import DshWorld
 from tests.fakes.conftest import REPO_ROOT
 

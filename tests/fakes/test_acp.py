@@ -37,7 +37,7 @@ from harness.events import (
     ToolUse,
     Usage,
 )
-from harness.launch import RealFileSystem
+from harness.host.launch import RealFileSystem
 from harness.protocols.acp import AcpSession
 from harness.protocols.acp_schema import validate_incoming
 from harness.protocols.base import (

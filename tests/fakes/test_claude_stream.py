@@ -38,8 +38,8 @@ from harness.events import (
     TurnEnd,
     Usage,
 )
+from harness.host.launch import RealFileSystem
 from harness.host.prompt import is_clean_terminal_turn, stream_json_user_message
-from harness.launch import RealFileSystem
 from harness.protocols.base import Actions, SessionRequest
 from tests.fakes.conftest import FakeCli, FakeResult, events_of, install_shim, parse_stream, text_of
 from tests.support.drive import StreamJsonTurns, drive_session

@@ -43,7 +43,7 @@ from harness.events import (
     ToolUse,
     Usage,
 )
-from harness.launch import RealFileSystem
+from harness.host.launch import RealFileSystem
 from harness.protocols.base import (
     Finished,
     RunStatus,

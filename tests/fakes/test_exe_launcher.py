@@ -40,7 +40,7 @@ from harness.fakes_install import (
     launcher_shebang,
     shim_text,
 )
-from harness.launch import FakeFileSystem, resolve_executable
+from harness.host.launch import FakeFileSystem, resolve_executable
 from tests.fakes.conftest import FakeCli
 
 RULE = "RUN-FAKES-EXE-001"

@@ -48,7 +48,7 @@ from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
 from harness.detect import AuthStatus, classify_auth, probe_agent
 from harness.formats import create_parser
-from harness.launch import RealFileSystem
+from harness.host.launch import RealFileSystem
 from harness.probe import ProbeResult
 from tests.helpers import as_json
 from tests.support.processes import kill_tree

@@ -38,7 +38,7 @@ from harness.events import (
     ToolUse,
     Usage,
 )
-from harness.launch import RealFileSystem
+from harness.host.launch import RealFileSystem
 from harness.protocols.base import Actions, Finished, RunStatus, SessionRequest, TwoWaySession
 from harness.protocols.pi_rpc import PiRpcSession
 from tests.fakes.conftest import FakeCli, events_of, install_shim, text_of

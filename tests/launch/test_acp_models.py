@@ -20,7 +20,7 @@ from harness.defs.shared import ACP_MODEL_DISCOVERY_INPUT, parse_acp_models
 from harness.defs.types import ModelOption
 from harness.detect import DetectionResult, ProbeRunner, probe_agent
 from harness.fakes_install import install_fakes
-from harness.launch import RealFileSystem
+from harness.host.launch import RealFileSystem
 from harness.probe import ProbeResult, run_probe
 from tests.support.env import inherited_env
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.defs.types import AgentDef, NodeWrapperNative
-from harness.launch import (
+from harness.host.launch import (
     NODE_WRAPPER_HEAD_BYTES,
     FakeFile,
     FakeFileSystem,

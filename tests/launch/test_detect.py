@@ -38,7 +38,7 @@ from harness.detect import (
     detect_all_sync,
     detect_stream,
 )
-from harness.launch import FakeFileSystem, RealFileSystem
+from harness.host.launch import FakeFileSystem, RealFileSystem
 from harness.probe import ProbeResult, run_probe
 from tests.launch._support import (
     SYSTEM_PATH,

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.defs.types import EnvStripRule
-from harness.launch import (
+from harness.host.launch import (
     Resolution,
     apply_env_strip_rules,
     dedupe_path_entries,
@@ -254,7 +254,7 @@ def test_dedupe_keeps_root_and_drive_roots() -> None:
 @pytest.mark.rule("LAUNCH-ENV-004")
 def test_env_value_rules_drop_values_outside_the_allowed_set() -> None:
     from harness.defs.codebuddy import AGENT_DEF as codebuddy
-    from harness.launch import apply_env_value_rules
+    from harness.host.launch import apply_env_value_rules
 
     rules = codebuddy.env_value_rules
     assert apply_env_value_rules({"CODEBUDDY_INTERNET_ENVIRONMENT": "ioa"}, rules) == {

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.defs.types import AgentDef
-from harness.launch import (
+from harness.host.launch import (
     FakeFile,
     FakeFileSystem,
     Resolution,

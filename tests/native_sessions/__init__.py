@@ -1,1 +1,1 @@
-"""Tests for harness/native_sessions.py."""
+"""Tests for harness/host/native_sessions.py."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef
-from harness.native_sessions import (
+from harness.host.native_sessions import (
     CompatibilityKey,
     ExecutableIdentity,
     SessionStore,

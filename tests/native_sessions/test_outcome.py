@@ -14,7 +14,7 @@ import pytest
 from harness.defs.registry import get_agent_def
 from harness.defs.types import ResumeStyle
 from harness.events import Status, TextDelta
-from harness.native_sessions import (
+from harness.host.native_sessions import (
     EXPIRED_RESUME_ERROR_CODES,
     FreshReason,
     SessionAction,

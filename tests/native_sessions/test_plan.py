@@ -16,7 +16,7 @@ import pytest
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, ResumeStyle, VersionPolicy
 from harness.detect import DetectionResult
-from harness.native_sessions import (
+from harness.host.native_sessions import (
     CompatibilityKey,
     FreshReason,
     SessionPlanError,

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from harness.defs.registry import get_agent_def
-from harness.native_sessions import (
+from harness.host.native_sessions import (
     SessionAction,
     SessionStore,
     SessionUpdate,

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.defs.types import ResumeStyle
-from harness.native_sessions import (
+from harness.host.native_sessions import (
     STORE_FORMAT_VERSION,
     CompatibilityKey,
     ExecutableIdentity,

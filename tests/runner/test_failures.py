@@ -19,7 +19,7 @@ import pytest
 
 from harness.defs.types import AgentDef
 from harness.events import Status, TextDelta, ToolUse, Usage
-from harness.failures import (
+from harness.host.failures import (
     GENERIC_AUTH_GUIDANCE,
     ServiceFailure,
     classify_log_failure,

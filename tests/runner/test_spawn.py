@@ -13,7 +13,7 @@ import pytest
 
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.types import BuildOptions, RuntimeContext
-from harness.launch import path_env_key
+from harness.host.launch import path_env_key
 from harness.runner import RunErrorCode, RunOutcome, run_agent
 from tests.runner.conftest import FakeWorld, text_of
 

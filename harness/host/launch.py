@@ -5,7 +5,7 @@ reads ``os.environ``, the real disk or the host platform unless the caller
 passes :class:`RealFileSystem`; so Windows and macOS cases run on Linux with a
 :class:`FakeFileSystem`. Only :mod:`harness.probe` spawns processes.
 
-Design: docs/design/host.md#harness.launch
+Design: docs/design/host.md#harness.host.launch
 """
 
 from __future__ import annotations

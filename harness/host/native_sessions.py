@@ -1,6 +1,6 @@
 """Native-session bookkeeping: which CLI session a conversation continues, and when not to.
 
-Design: docs/design/host.md#harness.native_sessions
+Design: docs/design/host.md#harness.host.native_sessions
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from harness.errors import HarnessError
 from harness.events import Event, Status
 
 if TYPE_CHECKING:
-    from harness.detect_result import DetectionResult
+    from harness.host.detect_result import DetectionResult
 
 __all__ = [
     "EXPIRED_RESUME_ERROR_CODES",

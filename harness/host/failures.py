@@ -4,7 +4,7 @@ Pure functions over what a finished run left behind (its events, its stderr tail
 tail of the log a silent CLI wrote); the runner calls them once the tree is gone.
 
 Rules: FIDELITY-AUTH-001.
-Design: docs/design/runner.md#harness.failures
+Design: docs/design/runner.md#harness.host.failures
 """
 
 from __future__ import annotations
