@@ -40,9 +40,9 @@ import psutil
 
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.events import Event, TextDelta
-from harness.fakes_install import install_fakes
 from harness.host.launch import path_env_key
 from harness.runner import RunRequest, RunResult, run_agent, run_agent_async
+from harness.runtime.fakes_install import install_fakes
 
 COOPERATIVE_TARGET_MS = 100.0
 FORCED_SLACK_MS = 100.0

@@ -32,8 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
-from harness.detect import DetectionResult, detect_all
 from harness.host.launch import RealFileSystem
+from harness.runtime.detect import DetectionResult, detect_all
 
 TARGET = 1.5
 SYNTHETIC_COUNT = 29

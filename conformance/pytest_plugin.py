@@ -718,7 +718,7 @@ class FakeCliFactory:
     def install(self, scenario: ScenarioArg = "happy") -> tuple[FakeCli, Scenario]:
         """Install the fake for ``scenario``; raises :class:`AdapterPluginError`."""
         # start-up: pytest loads this plugin in every run; this waits until it is used
-        from harness.fakes_install import shim_name, shim_text
+        from harness.runtime.fakes_install import shim_name, shim_text
 
         value, parsed = self.scenario(scenario)
         number = self.sandbox.next_number()

@@ -22,7 +22,6 @@ from fake_clis.scenario import SCENARIO_DIR, list_scenarios, load_scenario
 from harness.defs.registry import BUILTIN_DEFS
 from harness.defs.transport import select_transport, transport_names
 from harness.defs.types import AgentDef
-from harness.fakes_install import install_fakes
 from harness.formats import is_two_way
 from harness.host.launch import path_env_key
 from harness.record import (
@@ -42,6 +41,7 @@ from harness.record import (
 from harness.replay import replay_recording
 from harness.runner import RunRequest, run_agent
 from harness.runner.user_cancel import run_cancelled_after
+from harness.runtime.fakes_install import install_fakes
 
 if TYPE_CHECKING:
     from harness.runner.types import RunError, RunResult

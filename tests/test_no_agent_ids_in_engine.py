@@ -28,7 +28,7 @@ ENGINE = [
     *sorted((ROOT / "runner").glob("*.py")),
     *sorted((ROOT / "host").glob("*.py")),
     *sorted((ROOT / "secrets").glob("*.py")),
-    ROOT / "detect.py",
+    *sorted((ROOT / "runtime").glob("*.py")),
     ROOT / "record.py",
     ROOT / "replay.py",
 ]

@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 from conformance.checks import DefSubject, Finding, check, failed, passed, skipped
 from conformance.fakes import fake_for
 from harness.defs.types import AgentDef, McpInjection, ResumeStyle
-from harness.fakes_install import install_fakes
 from harness.formats import is_two_way
 from harness.host.launch import path_env_key
 from harness.host.native_sessions import SessionStore, TurnMode
@@ -35,6 +34,7 @@ from harness.mcp.servers import McpServerConfig, McpTransport
 from harness.runner.conversation import run_conversation_turn
 from harness.runner.engine import run_agent_async
 from harness.runner.types import RunRequest, RunResult
+from harness.runtime.fakes_install import install_fakes
 from harness.secrets.redact import Redactor
 
 __all__ = ["AdapterObservations", "observe_adapter_layer"]

@@ -1,9 +1,9 @@
 """Rules of ``harness dsh setup``: the pinned, verified, explicit profile install.
 
 Seed 001 §4 (delivery and installation), §5 (discovery and compatibility), §11 and §14
-(credentials, security). Enforced by ``harness/dsh_setup.py`` (the pure :func:`plan_step` and
-its IO loop), ``harness/commands/dsh.py`` and ``harness/profile_bundle/``; proved by
-``tests/dsh_setup/``.
+(credentials, security). Enforced by ``harness/runtime/dsh_setup.py`` (the pure
+:func:`plan_step` and its IO loop), ``harness/commands/dsh.py`` and
+``harness/profile_bundle/``; proved by ``tests/dsh_setup/``.
 """
 
 from __future__ import annotations

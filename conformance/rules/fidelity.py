@@ -3,10 +3,11 @@
 Replay sees what a live run sees (design §Recordings): enforced by
 :func:`harness.capture.replay_capture`; tests in ``tests/capture/test_driver.py``.
 
-Capabilities reach real runs (seed 002 §5.5); enforced by :mod:`harness.detect`
-(:class:`~harness.detect.CapabilityCache`, :func:`~harness.detect.capabilities_for_run`),
-:mod:`harness.runner.prepare` and the run check in :mod:`conformance.checks.runs`;
-tests in ``tests/runner/test_capabilities.py``.
+Capabilities reach real runs (seed 002 §5.5); enforced by :mod:`harness.runtime.detect`
+(:class:`~harness.runtime.detect.CapabilityCache`,
+:func:`~harness.runtime.detect.capabilities_for_run`), :mod:`harness.runner.prepare` and
+the run check in :mod:`conformance.checks.runs`; tests in
+``tests/runner/test_capabilities.py``.
 """
 
 from __future__ import annotations

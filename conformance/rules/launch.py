@@ -1,7 +1,8 @@
 """Rules for executable resolution, launch env and detection.
 
-Enforced by ``harness/host/launch.py``, ``harness/detect.py`` and ``harness/probe.py``
-(``run_probe``); tested in ``tests/launch/``. All are def-level (``formats=()``).
+Enforced by ``harness/host/launch.py``, ``harness/runtime/detect.py`` and
+``harness/runtime/probe.py`` (``run_probe``); tested in ``tests/launch/``. All are
+def-level (``formats=()``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Rules for the runner: spawn, prompt, pumps, timeouts, cancel, reap.
 
 Enforced by ``harness/runner/``, ``harness/secrets/redact.py``,
-``harness/fakes_install.py`` and ``harness/commands/run.py``; tested in ``tests/runner/``.
+``harness/runtime/fakes_install.py`` and ``harness/commands/run.py``; tested in ``tests/runner/``.
 """
 
 from __future__ import annotations

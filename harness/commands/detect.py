@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.commands.common import load_defs
-from harness.detect import DetectionResult, detect_stream
 from harness.errors import UnknownAgentError
+from harness.runtime.detect import DetectionResult, detect_stream
 
 __all__ = ["cmd_detect", "format_result"]
 

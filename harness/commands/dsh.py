@@ -1,6 +1,6 @@
 """``harness dsh setup [--yes] [--json]``: install the pinned open-design profile into dsh.
 
-The work is :func:`harness.dsh_setup.setup_dsh`; this module only wires the terminal to it.
+The work is :func:`harness.runtime.dsh_setup.setup_dsh`; this module only wires the terminal to it.
 Without ``--yes`` the question goes to stderr and the answer is read from stdin, and only
 when stdin is a terminal (seed 001 §4: "Only after the user confirms does OD invoke ...");
 with neither, the setup refuses. The command has no option that names a package, a profile
@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from harness.dsh_setup import DshSetupError, SetupFailure, SetupStatus, setup_dsh
 from harness.errors import HarnessError
+from harness.runtime.dsh_setup import DshSetupError, SetupFailure, SetupStatus, setup_dsh
 
 __all__ = ["cmd_dsh"]
 

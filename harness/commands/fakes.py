@@ -15,7 +15,7 @@ from typing import TextIO
 from fake_clis.scenario import list_scenarios
 from harness.commands.common import load_defs
 from harness.errors import HarnessError, UnknownAgentError
-from harness.fakes_install import install_fakes, list_fakes
+from harness.runtime.fakes_install import install_fakes, list_fakes
 
 __all__ = ["WINDOWS_LAUNCHER_CHOICES", "cmd_fakes"]
 

@@ -31,10 +31,10 @@ from harness.errors import HarnessError
 from harness.events import Event, event_json_line
 from harness.host.launch import path_env_key
 from harness.inputs import read_text_file
-from harness.probe import run_probe
 from harness.record import Expectation, RunRecorder, continuation_path
 from harness.render import format_event
 from harness.runner import RunRequest, run_agent_async
+from harness.runtime.probe import run_probe
 from harness.secrets.detect import secret_values
 
 if TYPE_CHECKING:

@@ -29,7 +29,6 @@ from harness.commands.record import (
 from harness.defs.types import ResumeStyle
 from harness.errors import HarnessError
 from harness.events import Event, TextDelta, event_json_line
-from harness.fakes_install import install_fakes
 from harness.host.launch import path_env_key
 from harness.host.native_sessions import (
     SessionStore,
@@ -45,6 +44,7 @@ from harness.render import format_event
 from harness.runner import RunRequest, RunResult, run_agent_async
 from harness.runner.conversation import run_conversation_turn
 from harness.runner.engine import CancelOnSignals, EventRetention
+from harness.runtime.fakes_install import install_fakes
 
 if TYPE_CHECKING:
     from harness.defs.types import AgentDef

@@ -1,6 +1,6 @@
 """What detection found about one def: :class:`DetectionResult` and its diagnostics.
 
-Plain data, kept apart from the probing in :mod:`harness.detect` so the host policy that
+Plain data, kept apart from the probing in :mod:`harness.runtime.detect` so the host policy that
 reads a result (selection, sessions) does not depend on the module that spawns probes.
 """
 

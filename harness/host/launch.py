@@ -3,7 +3,7 @@
 Pure functions of ``(platform, env, filesystem view, home, arch)``: nothing here
 reads ``os.environ``, the real disk or the host platform unless the caller
 passes :class:`RealFileSystem`; so Windows and macOS cases run on Linux with a
-:class:`FakeFileSystem`. Only :mod:`harness.probe` spawns processes.
+:class:`FakeFileSystem`. Only :mod:`harness.runtime.probe` spawns processes.
 
 Design: docs/design/host.md#harness.host.launch
 """

@@ -4,7 +4,7 @@ Seed 002 §6.2 names three routes (ref §8.1 gives their precedence): a prompt f
 (``PromptDelivery.FILE``), stdin (``STDIN``: plain text, or one stream-json user
 message with stdin held open), and argv (``ARGV``: ``build_args`` places it, guarded
 by :mod:`harness.guards.budget`). Two-way sessions send it as a protocol frame
-(``PROTOCOL``). This module builds the bytes and the file; ``harness/probe.py``
+(``PROTOCOL``). This module builds the bytes and the file; ``harness/runtime/probe.py``
 writes them.
 
 Strings are encoded the way upstream's JavaScript encodes them: a valid surrogate

@@ -20,7 +20,6 @@ from pathlib import Path
 from harness.defs.types import AgentDef
 from harness.errors import HarnessError
 from harness.events import Event
-from harness.fakes_install import shim_name, shim_text
 from harness.live.home import LiveDirs, build_env, make_dirs, placeholder_values, write_home_files
 from harness.live.install import default_cache_dir, installed_bin
 from harness.live.netns import NetEvidence, NetSeal, probe_sealing
@@ -29,6 +28,7 @@ from harness.modelserver import ModelServer, RequestRecord, RequestTiming
 from harness.record import Expectation, RunRecorder, set_expectation
 from harness.runner import RunRequest, RunResult, run_agent
 from harness.runner.user_cancel import run_cancelled_after
+from harness.runtime.fakes_install import shim_name, shim_text
 
 __all__ = [
     "LiveNotInstalled",

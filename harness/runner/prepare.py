@@ -19,7 +19,6 @@ from typing import Any
 
 from harness.defs.transport import select_transport
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
-from harness.detect import ProbeRunner, capabilities_for_run
 from harness.errors import HarnessError, PromptTooLargeError
 from harness.formats import UnknownStreamFormatError, create_parser, is_two_way
 from harness.guards.budget import check_prompt_budget
@@ -43,11 +42,12 @@ from harness.mcp.bundles import (
     validate_run_tool_bundle,
 )
 from harness.mcp.inject import InjectionPlan, is_managed_project_cwd, plan_injection
-from harness.probe import run_probe
 from harness.protocols.base import Actions, LocalProtocolError
 from harness.runner.sessions import SessionPlan, plan_session
 from harness.runner.snapshot import TreeSnapshot, snapshot_jsonl, snapshot_tree
 from harness.runner.types import RunErrorCode, RunRequest
+from harness.runtime.detect import ProbeRunner, capabilities_for_run
+from harness.runtime.probe import run_probe
 from harness.streams import StreamParser
 
 __all__ = [

@@ -26,11 +26,11 @@ from conformance.verdicts import Status
 from fake_clis.scenario import load_scenario
 from harness.defs.registry import BUILTIN_DEFS, BUILTIN_REGISTRY
 from harness.defs.types import ResumeStyle
-from harness.fakes_install import install_fakes
 from harness.host.launch import path_env_key
 from harness.record import load_recording, parse_recording
 from harness.replay import replay_recording
 from harness.runner import RunRequest, run_agent
+from harness.runtime.fakes_install import install_fakes
 
 RUN_RULES = sorted(all_checks("run"))
 RECORDINGS = Path(__file__).resolve().parents[1] / "recording" / "data"

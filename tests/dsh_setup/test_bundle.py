@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from harness.defs.deepseek_harness import PROFILE as DEF_PROFILE
-from harness.dsh_setup import (
+from harness.profile_bundle import build_bundle
+from harness.runtime.dsh_setup import (
     PACKAGE,
     BundleManifest,
     DshSetupError,
@@ -28,7 +29,6 @@ from harness.dsh_setup import (
     load_bundle,
     read_manifest,
 )
-from harness.profile_bundle import build_bundle
 
 BUNDLE_DIR = Path(str(resources.files("harness.profile_bundle")))
 TARBALL = BUNDLE_DIR / "open-design-dsh-runtime-0.1.0.tgz"

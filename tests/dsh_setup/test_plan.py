@@ -1,4 +1,4 @@
-"""The pure setup planner (``harness.dsh_setup.plan_step``): every decision, no process.
+"""The pure setup planner (``harness.runtime.dsh_setup.plan_step``): every decision, no process.
 
 Rules: DSHSETUP-VERIFY-001, DSHSETUP-MISSING-001, DSHSETUP-VERSION-001, DSHSETUP-VERSION-002,
 DSHSETUP-EXISTING-001, DSHSETUP-CONFIRM-001, DSHSETUP-PINNED-001, DSHSETUP-PROBE-001.
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.dsh_setup import (
+from harness.runtime.dsh_setup import (
     PACKAGE,
     PROFILE,
     AskConfirmation,
@@ -34,7 +34,7 @@ from harness.dsh_setup import (
     install_argv,
     plan_step,
 )
-from harness.probe import ProbeResult
+from harness.runtime.probe import ProbeResult
 
 DSH = "/opt/dsh/bin/dsh"
 SHA = "ab" * 32

@@ -27,8 +27,9 @@ import pytest
 
 from harness.cli import _build_parser, main
 from harness.defs.registry import get_agent_def
-from harness.detect import DetectionResult, DiagnosticCode, detect_agent
-from harness.dsh_setup import (
+from harness.host.launch import RealFileSystem
+from harness.runtime.detect import DetectionResult, DiagnosticCode, detect_agent
+from harness.runtime.dsh_setup import (
     DshSetupError,
     SetupFailure,
     SetupReport,
@@ -37,7 +38,6 @@ from harness.dsh_setup import (
     read_manifest,
     setup_dsh,
 )
-from harness.host.launch import RealFileSystem
 from tests.dsh_setup.conftest import DshWorld
 from tests.fakes.conftest import REPO_ROOT
 

@@ -20,8 +20,8 @@ from tests.dsh_setup.conftest import DshWorld
 pytestmark = pytest.mark.posix
 
 _IMPORTS = (
-    "import harness, harness.cli, harness.commands, harness.detect, harness.defs.registry, "
-    "harness.dsh_setup, harness.commands.dsh, harness.profile_bundle"
+    "import harness, harness.cli, harness.commands, harness.runtime.detect, harness.defs.registry, "
+    "harness.runtime.dsh_setup, harness.commands.dsh, harness.profile_bundle"
 )
 
 

@@ -27,7 +27,6 @@ import pytest
 
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
-from harness.detect import detect_agent
 from harness.events import (
     Event,
     Status,
@@ -47,6 +46,7 @@ from harness.protocols.base import (
     SessionRequest,
     TwoWaySession,
 )
+from harness.runtime.detect import detect_agent
 from tests.fakes.conftest import FakeCli, events_of, install_shim, text_of
 from tests.support.drive import OnEvents, drive_session
 from tests.support.processes import StdoutPump, kill_tree

@@ -23,7 +23,6 @@ import pytest
 
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
-from harness.detect import AuthStatus, detect_agent
 from harness.events import (
     Error,
     Event,
@@ -41,6 +40,7 @@ from harness.events import (
 from harness.host.launch import RealFileSystem
 from harness.host.prompt import is_clean_terminal_turn, stream_json_user_message
 from harness.protocols.base import Actions, SessionRequest
+from harness.runtime.detect import AuthStatus, detect_agent
 from tests.fakes.conftest import FakeCli, FakeResult, events_of, install_shim, parse_stream, text_of
 from tests.support.drive import StreamJsonTurns, drive_session
 from tests.support.processes import StdoutPump, kill_tree

@@ -31,7 +31,6 @@ import pytest
 from harness.defs.deepseek_harness import parse_dsh_version
 from harness.defs.registry import get_agent_def
 from harness.defs.types import BuildOptions, RuntimeContext
-from harness.detect import DetectionResult, DiagnosticCode, detect_agent
 from harness.events import (
     Event,
     Status,
@@ -51,6 +50,7 @@ from harness.protocols.base import (
 )
 from harness.protocols.dsh import DshProfileSession
 from harness.protocols.dsh_frames import schema_for
+from harness.runtime.detect import DetectionResult, DiagnosticCode, detect_agent
 from tests.fakes.conftest import FakeCli, FakeResult, install_shim
 from tests.support.drive import cancel_once, drive_session
 from tests.support.processes import StdoutPump, kill_tree

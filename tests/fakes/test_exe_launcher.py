@@ -31,7 +31,8 @@ from harness.cli import main as cli_main
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.types import AgentDef
 from harness.errors import HarnessError
-from harness.fakes_install import (
+from harness.host.launch import FakeFileSystem, resolve_executable
+from harness.runtime.fakes_install import (
     LAUNCHER_MAX_PATH,
     InstallReport,
     exe_launcher,
@@ -40,7 +41,6 @@ from harness.fakes_install import (
     launcher_shebang,
     shim_text,
 )
-from harness.host.launch import FakeFileSystem, resolve_executable
 from tests.fakes.conftest import FakeCli
 
 RULE = "RUN-FAKES-EXE-001"

@@ -46,10 +46,10 @@ from fake_clis.json_events import SPECS, padded_line, truncated_line
 from fake_clis.scenario import parse_scenario
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
-from harness.detect import AuthStatus, classify_auth, probe_agent
 from harness.formats import create_parser
 from harness.host.launch import RealFileSystem
-from harness.probe import ProbeResult
+from harness.runtime.detect import AuthStatus, classify_auth, probe_agent
+from harness.runtime.probe import ProbeResult
 from tests.helpers import as_json
 from tests.support.processes import kill_tree
 

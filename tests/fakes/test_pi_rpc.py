@@ -24,7 +24,6 @@ from harness.defs.pi import parse_pi_model_table
 from harness.defs.prime_agent import parse_prime_model_list
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
-from harness.detect import detect_agent
 from harness.events import (
     Error,
     Event,
@@ -41,6 +40,7 @@ from harness.events import (
 from harness.host.launch import RealFileSystem
 from harness.protocols.base import Actions, Finished, RunStatus, SessionRequest, TwoWaySession
 from harness.protocols.pi_rpc import PiRpcSession
+from harness.runtime.detect import detect_agent
 from tests.fakes.conftest import FakeCli, events_of, install_shim, text_of
 from tests.fakes.test_acp import Live, drive, stdout_frames
 from tests.support.processes import StdoutPump, kill_tree

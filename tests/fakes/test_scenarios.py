@@ -49,7 +49,7 @@ def test_a_fake_given_a_bad_scenario_names_it_and_exits_2(tmp_path: Path) -> Non
     import subprocess
 
     from harness.defs.registry import BUILTIN_DEFS
-    from harness.fakes_install import install_fakes
+    from harness.runtime.fakes_install import install_fakes
 
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"name": "bad", "steps": [{"kind": "nonsense"}]}), encoding="utf-8")

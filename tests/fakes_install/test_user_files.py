@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import fakes_install
 from harness.cli import main
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.types import AgentDef
-from harness.fakes_install import SHIM_MARKER, install_fakes, shim_text
+from harness.runtime import fakes_install
+from harness.runtime.fakes_install import SHIM_MARKER, install_fakes, shim_text
 
 RULE = "USERFILE-FAKES-001"
 AGENT_RULE = "USERFILE-FAKES-002"

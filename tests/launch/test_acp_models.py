@@ -18,10 +18,10 @@ import pytest
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.shared import ACP_MODEL_DISCOVERY_INPUT, parse_acp_models
 from harness.defs.types import ModelOption
-from harness.detect import DetectionResult, ProbeRunner, probe_agent
-from harness.fakes_install import install_fakes
 from harness.host.launch import RealFileSystem
-from harness.probe import ProbeResult, run_probe
+from harness.runtime.detect import DetectionResult, ProbeRunner, probe_agent
+from harness.runtime.fakes_install import install_fakes
+from harness.runtime.probe import ProbeResult, run_probe
 from tests.support.env import inherited_env
 
 pytestmark = pytest.mark.rule("FIDELITY-ACP-MODELS-001")

@@ -28,7 +28,8 @@ from harness.defs.types import (
     NodeWrapperNative,
     VersionPolicy,
 )
-from harness.detect import (
+from harness.host.launch import FakeFileSystem, RealFileSystem
+from harness.runtime.detect import (
     AuthStatus,
     DetectionResult,
     DiagnosticCode,
@@ -38,8 +39,7 @@ from harness.detect import (
     detect_all_sync,
     detect_stream,
 )
-from harness.host.launch import FakeFileSystem, RealFileSystem
-from harness.probe import ProbeResult, run_probe
+from harness.runtime.probe import ProbeResult, run_probe
 from tests.launch._support import (
     SYSTEM_PATH,
     child_pids,

@@ -297,8 +297,8 @@ def test_the_dns_stub_rejects_garbage_only_with_value_error(data: bytes) -> None
 @pytest.mark.rule("LIVE-NET-001")
 def test_run_live_seals_the_version_probe_and_every_turn(tmp_path: Path) -> None:
     from harness.defs.registry import get_agent_def
-    from harness.fakes_install import shim_text
     from harness.live.session import run_live
+    from harness.runtime.fakes_install import shim_text
 
     defn = get_agent_def("claude")
     shim = tmp_path / "fake-claude"

@@ -15,7 +15,6 @@ import pytest
 
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, ResumeStyle, VersionPolicy
-from harness.detect import DetectionResult
 from harness.host.native_sessions import (
     CompatibilityKey,
     FreshReason,
@@ -31,6 +30,7 @@ from harness.host.native_sessions import (
     record_outcome,
     version_family,
 )
+from harness.runtime.detect import DetectionResult
 from tests.native_sessions.helpers import key_for, make_store, minted_ids, never_called
 
 TRANSCRIPT = [

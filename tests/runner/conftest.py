@@ -21,9 +21,9 @@ import pytest
 
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.events import Event, Status, TextDelta
-from harness.fakes_install import install_fakes
 from harness.host.launch import path_env_key
 from harness.runner import RunRequest, RunResult, run_agent_async
+from harness.runtime.fakes_install import install_fakes
 from tests.support.env import inherited_env
 
 #: One def per stream format and transport (codex twice: exec-json and app-server).

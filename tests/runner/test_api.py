@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-import harness.probe
+import harness.runtime.probe
 from harness.events import event_from_json
 from harness.runner import RunOutcome, run_agent, run_agent_async
 from harness.runner.pipes import QUEUE_HIGH_BYTES, QUEUE_LOW_BYTES, PipeQueue
@@ -46,11 +46,11 @@ def test_sync_run_is_cancelled_from_another_thread(world: FakeWorld) -> None:
 
 
 def test_the_probe_module_does_not_load_the_runner() -> None:
-    """harness.probe sits below detection and the runner: importing it stays light."""
-    code = "import sys, harness.probe; print('harness.runner' in sys.modules)"
+    """harness.runtime.probe sits below detection and the runner: importing it stays light."""
+    code = "import sys, harness.runtime.probe; print('harness.runner' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
-    assert not hasattr(harness.probe, "run_agent")
+    assert not hasattr(harness.runtime.probe, "run_agent")
 
 
 class _Pipe(asyncio.ReadTransport):

@@ -29,10 +29,10 @@ from conformance.verdicts import Disposition, Status
 from fake_clis.scenario import list_scenarios, load_scenario
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.types import AgentDef
-from harness.detect import CapabilityCache, ProbeRunner, capabilities_for_run
 from harness.events import Raw
-from harness.probe import ProbeResult, run_probe
 from harness.runner import RunResult, run_agent_async
+from harness.runtime.detect import CapabilityCache, ProbeRunner, capabilities_for_run
+from harness.runtime.probe import ProbeResult, run_probe
 from tests.runner.conftest import FakeWorld, text_of
 
 pytestmark = pytest.mark.rule("FIDELITY-CAPS-001")

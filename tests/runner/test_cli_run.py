@@ -13,7 +13,7 @@ import pytest
 import fake_clis
 from harness.cli import main
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
-from harness.fakes_install import (
+from harness.runtime.fakes_install import (
     SHIM_MARKER,
     install_fakes,
     list_fakes,

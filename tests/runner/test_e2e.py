@@ -25,8 +25,8 @@ from harness.cli import _build_parser, main
 from harness.commands import run_command
 from harness.defs.registry import BUILTIN_DEFS
 from harness.defs.types import AgentDef
-from harness.detect import detect_all_sync
-from harness.fakes_install import list_fakes
+from harness.runtime.detect import detect_all_sync
+from harness.runtime.fakes_install import list_fakes
 
 ALL_IDS = [d.id for d in BUILTIN_DEFS]
 #: Parsers that, like upstream's, do not map tool calls: the calls arrive as raw lines

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.types import AgentDef
-from harness.detect import DetectionResult, Diagnostic, DiagnosticCode
 from harness.errors import UnknownAgentError
 from harness.host.selection import (
     AgentUnavailableError,
@@ -26,6 +25,7 @@ from harness.host.selection import (
     select_agent,
 )
 from harness.runner import RunRequest, run_agent
+from harness.runtime.detect import DetectionResult, Diagnostic, DiagnosticCode
 
 DEFS: tuple[AgentDef, ...] = tuple(get_agent_def(i) for i in ("claude", "codex", "qwen", "aider"))
 

@@ -1,6 +1,6 @@
 """Installing the fake CLIs under the real binaries' names (``harness fakes install``).
 
-Design: docs/design/fakes.md#harness.fakes_install
+Design: docs/design/fakes.md#harness.runtime.fakes_install
 """
 
 from __future__ import annotations

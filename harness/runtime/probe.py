@@ -1,7 +1,7 @@
 """The IO shell: the only module that spawns processes (design principle 1).
 
 Rules: DETECT-TIMEOUT-001.
-Design: docs/design/runner.md#harness.probe
+Design: docs/design/runner.md#harness.runtime.probe
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``harness dsh setup``: install the pinned ``open-design`` profile through the user's own dsh.
 
 Rules: DSHSETUP-STARTUP-001.
-Design: docs/design/dsh.md#harness.dsh_setup
+Design: docs/design/dsh.md#harness.runtime.dsh_setup
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ from typing import Any
 
 from harness.defs.deepseek_harness import AGENT_DEF, PROFILE
 from harness.defs.types import CompatibilityProbe, VersionPolicy
-from harness.detect import (
+from harness.errors import HarnessError
+from harness.host.launch import FileSystemView, RealFileSystem, launch_env, resolve_executable
+from harness.profile_bundle.build_bundle import MANIFEST_NAME, PACKAGE
+from harness.runtime.detect import (
     COMPATIBILITY_PROBE_TIMEOUT_MS,
     VERSION_PROBE_TIMEOUT_MS,
     ProbeRunner,
@@ -29,10 +32,7 @@ from harness.detect import (
     classify_version_probe,
     is_tested_version,
 )
-from harness.errors import HarnessError
-from harness.host.launch import FileSystemView, RealFileSystem, launch_env, resolve_executable
-from harness.probe import ProbeResult, run_probe
-from harness.profile_bundle.build_bundle import MANIFEST_NAME, PACKAGE
+from harness.runtime.probe import ProbeResult, run_probe
 from harness.secrets.redact import Redactor
 
 __all__ = [
@@ -612,7 +612,7 @@ async def setup_dsh_async(
     ``ask`` asks the user a yes/no question on a terminal (None: there is no terminal).
     ``bundle`` replaces the embedded bundle and exists for tests only (the tampered-bundle
     proof); no command-line option reaches it. Every command goes through ``runner``
-    (:func:`harness.probe.run_probe`), with the launch env a run of the def would get.
+    (:func:`harness.runtime.probe.run_probe`), with the launch env a run of the def would get.
     Messages and the report pass through :class:`harness.secrets.redact.Redactor` (secret env
     values and key-shaped tokens never reach the caller; seed 001 §11, §14).
     """

@@ -1,6 +1,6 @@
 """Detection: is each agent CLI installed, which version, what does it support.
 
-Design: docs/design/detection.md#harness.detect
+Design: docs/design/detection.md#harness.runtime.detect
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from harness.host.launch import (
     launch_env,
     resolve_executable,
 )
-from harness.probe import ProbeResult, run_probe
+from harness.runtime.probe import ProbeResult, run_probe
 from harness.streams.base import js_trim
 
 __all__ = [
@@ -74,7 +74,7 @@ _EXCERPT_CHARS = 200
 
 
 class ProbeRunner(Protocol):
-    """The signature of :func:`harness.probe.run_probe` (injectable for tests)."""
+    """The signature of :func:`harness.runtime.probe.run_probe` (injectable for tests)."""
 
     def __call__(
         self,
