@@ -244,6 +244,11 @@ class LadderTap(Protocol):
     def step(self, kind: StepKind, t_ms: float, detail: Mapping[str, Any]) -> None: ...
 
 
+def _reached(now: float, due: float | None) -> bool:
+    """``due`` is set and ``now`` is at or past it."""
+    return due is not None and now >= due
+
+
 def _now() -> float:
     return time.monotonic() * 1000.0
 
@@ -979,120 +984,175 @@ class _Run:
         if not (self.eof[1] and self.eof[2]):
             self.drain_deadline = now + _DRAIN_MS
 
+    # ------------------------------------------------------------------ timers
+
     def _timers(self, now: float) -> None:
-        tree = self.tree
-        if tree is None:
+        """Take each timed step that is due, in a fixed order: each step reads the state
+        the one before it left (a timeout that starts the stop leaves the terminate, the
+        linger and the poll to the stop)."""
+        if self.tree is None:
             return
-        live = self.finished is None and not self.exited and not self.cancel_requested
-        if live and self.stop.rung is Rung.IDLE and self.runner_error is None:
-            if (
-                self.first_output_ms is not None
-                and self.first_output_at is None
-                and now >= self.t_spawn + self.first_output_ms
-            ):
-                self._timeout_fail(
-                    now,
-                    RunErrorCode.FIRST_OUTPUT_TIMEOUT,
-                    f"no output within {self.first_output_ms:.0f} ms of spawn",
-                    "RUN-TIMEOUT-FIRST-001",
-                )
-            elif self.inactivity_ms is not None and now >= self.last_activity + self.inactivity_ms:
-                self._timeout_fail(
-                    now,
-                    RunErrorCode.INACTIVITY_TIMEOUT,
-                    f"no stdout or stderr for {self.inactivity_ms:.0f} ms",
-                    "RUN-TIMEOUT-IDLE-001",
-                )
-        due = [d for d in self.deadlines if d[0] <= now]
-        if due and self.session is not None:
-            self.deadlines = [d for d in self.deadlines if d[0] > now]
-            self._apply(self.session.tick(now))
-            if self.cancel_requested and self.finished is None and not self.deadlines:
-                self._start_terminate(now)  # the session did not end its own cancel
-        if (
-            self.terminate_at is not None
-            and now >= self.terminate_at
-            and self.stop.rung is Rung.IDLE
-        ):
-            self.terminate_at = None
-            if not self.exited or tree.survivors():
-                self._start_terminate(now)
-        linger = self._linger_deadline()
-        if linger is not None and now >= linger:
+        self._output_timeouts(now)
+        if _reached(now, self._session_due()):
+            self._tick_session(now)
+        if _reached(now, self._terminate_due()):
+            self._terminate_requested(now)
+        if _reached(now, self._linger_deadline()):
             # The turn completed and stdin (the CLI's "done" signal) was closed, yet the
             # CLI stays, silent: stop it (seed 001 §6 "reaps and verifies the process tree").
             self._start_terminate(now)
         if self.stop.stopping:
             self._poll_stop(now)
-        if not self.exited and now >= self.next_snapshot:
-            tree.snapshot()
-            self.next_snapshot = now + _SNAPSHOT_MS
-        if self.drain_deadline is not None and now >= self.drain_deadline:
-            self.drain_deadline = None
-            if self.transport is not None:
-                self.transport.close()
-            for fd in (1, 2):
-                if not self.eof[fd]:
-                    self.eof[fd] = True
-                    if fd == 1:
-                        self._end_of_output(now)
+        if _reached(now, self._snapshot_due()):
+            self._snapshot(now)
+        if _reached(now, self.drain_deadline):
+            self._drain(now)
+
+    def _next_wake(self, now: float) -> float | None:
+        """When the loop must look again without a message: the nearest deadline, and
+        every :data:`_POLL_MS` while a stop is in progress (it polls the tree)."""
+        points = [
+            self._first_output_due(),
+            self._idle_due(),
+            self._session_due(),
+            self._terminate_due(),
+            self._linger_deadline(),
+            now + _POLL_MS if self.stop.stopping else None,
+            self._snapshot_due(),
+            self.drain_deadline,
+        ]
+        due = [p for p in points if p is not None]
+        return min(due) if due else None
+
+    def _watching_output(self) -> bool:
+        """The output timeouts apply: the CLI runs, nothing finished, stopped or failed it."""
+        return (
+            self.finished is None
+            and not self.exited
+            and not self.cancel_requested
+            and self.stop.rung is Rung.IDLE
+            and self.runner_error is None
+        )
+
+    def _first_output_due(self) -> float | None:
+        """RUN-TIMEOUT-FIRST-001: when the first output is late, until it came."""
+        if self.first_output_ms is None or self.first_output_at is not None:
+            return None
+        return self.t_spawn + self.first_output_ms if self._watching_output() else None
+
+    def _idle_due(self) -> float | None:
+        """RUN-TIMEOUT-IDLE-001: when a silent CLI (no stdout, no stderr) is stuck."""
+        if self.inactivity_ms is None or not self._watching_output():
+            return None
+        return self.last_activity + self.inactivity_ms
+
+    def _output_timeouts(self, now: float) -> None:
+        """Fail the run on a late first output, else on a silence (one failure at most)."""
+        if _reached(now, self._first_output_due()):
+            self._timeout_fail(
+                now,
+                RunErrorCode.FIRST_OUTPUT_TIMEOUT,
+                f"no output within {self.first_output_ms:.0f} ms of spawn",
+                "RUN-TIMEOUT-FIRST-001",
+            )
+        elif _reached(now, self._idle_due()):
+            self._timeout_fail(
+                now,
+                RunErrorCode.INACTIVITY_TIMEOUT,
+                f"no stdout or stderr for {self.inactivity_ms:.0f} ms",
+                "RUN-TIMEOUT-IDLE-001",
+            )
+
+    def _session_due(self) -> float | None:
+        """The session's nearest deadline (a cancel's grace, an acknowledgement's wait)."""
+        if not self.deadlines or self.session is None:
+            return None
+        return min(at for at, _ in self.deadlines)
+
+    def _tick_session(self, now: float) -> None:
+        """Drop the deadlines that passed and let the session act on them."""
+        assert self.session is not None
+        self.deadlines = [d for d in self.deadlines if d[0] > now]
+        self._apply(self.session.tick(now))
+        if self.cancel_requested and self.finished is None and not self.deadlines:
+            # seed 001 §10 steps 3-5: the grace is over and the session did not end its
+            # own cancel.
+            self._start_terminate(now)
+
+    def _terminate_due(self) -> float | None:
+        """When a session's Terminate (or the bound after its Finished) falls due."""
+        return self.terminate_at if self.stop.rung is Rung.IDLE else None
+
+    def _terminate_requested(self, now: float) -> None:
+        """Stop the tree as asked, unless it is gone already."""
+        assert self.tree is not None
+        self.terminate_at = None
+        if not self.exited or self.tree.survivors():
+            self._start_terminate(now)
+
+    def _linger_deadline(self) -> float | None:
+        """When a CLI that completed its turn and had stdin closed has stayed too long."""
+        if self.completed_at is None or self.exited or self.stop.rung is not Rung.IDLE:
+            return None
+        return max(self.completed_at, self.last_activity) + self.req.shutdown_grace_ms
 
     def _poll_stop(self, now: float) -> None:
+        """One look at a tree being stopped: gone, due for the kill, or given up on."""
         tree = self.tree
         assert tree is not None
         survivors = tree.survivors()
         if not survivors and self.exited:
             self._tree_gone(now)
-            return
-        if (
-            self.stop.rung is Rung.TERMINATING
-            and now >= self.term_started + self.req.shutdown_grace_ms
-        ):
-            # seed 001 §10 step 5: force-kill what is left after the second bound.
-            self.stop.climb(Climb.KILL)
-            self.kill_started = now
-            tree.kill()
+        elif self.stop.rung is Rung.TERMINATING:
+            if now >= self.term_started + self.req.shutdown_grace_ms:
+                self._kill(now)
         elif self.stop.rung is Rung.KILLING and now >= self.kill_started + _KILL_WAIT_MS:
-            if self.runner_error is None:
-                pids = ", ".join(str(p.pid) for p in survivors) or "the leader"
-                self.runner_error = RunError(
-                    RunErrorCode.TREE_SURVIVED,
-                    f"processes survived SIGKILL: {pids}",
-                    rule="RUN-REAP-001",
-                )
-            self.abandoned = not self.exited
-            self._tree_gone(now)
+            self._give_up(now, [p.pid for p in survivors])
+
+    def _kill(self, now: float) -> None:
+        """seed 001 §10 step 5: force-kill what is left after the second bound."""
+        assert self.tree is not None
+        self.stop.climb(Climb.KILL)
+        self.kill_started = now
+        self.tree.kill()
+
+    def _give_up(self, now: float, survivors: Sequence[int]) -> None:
+        """RUN-REAP-001: the kill wait passed with processes alive (``survivors``, their
+        pids); the run ends without them and says which survived."""
+        if self.runner_error is None:
+            pids = ", ".join(str(pid) for pid in survivors) or "the leader"
+            self.runner_error = RunError(
+                RunErrorCode.TREE_SURVIVED,
+                f"processes survived SIGKILL: {pids}",
+                rule="RUN-REAP-001",
+            )
+        self.abandoned = not self.exited
+        self._tree_gone(now)
+
+    def _snapshot_due(self) -> float | None:
+        """When the leader's descendants are recorded next (while it runs)."""
+        return None if self.exited else self.next_snapshot
+
+    def _snapshot(self, now: float) -> None:
+        assert self.tree is not None
+        self.tree.snapshot()
+        self.next_snapshot = now + _SNAPSHOT_MS
+
+    def _drain(self, now: float) -> None:
+        """The tree is gone but a pipe stays open (an escaped process holds it): stop
+        reading, and end the output as if it had reached EOF."""
+        self.drain_deadline = None
+        if self.transport is not None:
+            self.transport.close()
+        for fd in (1, 2):
+            if not self.eof[fd]:
+                self.eof[fd] = True
+                if fd == 1:
+                    self._end_of_output(now)
 
     def _timeout_fail(self, now: float, code: str, message: str, rule: str) -> None:
         self.runner_error = RunError(code, message, rule=rule)
         self._start_terminate(now)
-
-    def _next_wake(self, now: float) -> float | None:
-        points: list[float] = []
-        live = self.finished is None and not self.exited and not self.cancel_requested
-        if live and self.stop.rung is Rung.IDLE and self.runner_error is None:
-            if self.first_output_ms is not None and self.first_output_at is None:
-                points.append(self.t_spawn + self.first_output_ms)
-            if self.inactivity_ms is not None:
-                points.append(self.last_activity + self.inactivity_ms)
-        points.extend(d[0] for d in self.deadlines)
-        if self.terminate_at is not None and self.stop.rung is Rung.IDLE:
-            points.append(self.terminate_at)
-        linger = self._linger_deadline()
-        if linger is not None:
-            points.append(linger)
-        if self.stop.stopping:
-            points.append(now + _POLL_MS)
-        if not self.exited:
-            points.append(self.next_snapshot)
-        if self.drain_deadline is not None:
-            points.append(self.drain_deadline)
-        return min(points) if points else None
-
-    def _linger_deadline(self) -> float | None:
-        if self.completed_at is None or self.exited or self.stop.rung is not Rung.IDLE:
-            return None
-        return max(self.completed_at, self.last_activity) + self.req.shutdown_grace_ms
 
     def _complete(self) -> bool:
         return (
