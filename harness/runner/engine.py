@@ -85,11 +85,11 @@ __all__ = [
 
 #: How often the tree is polled while it is being stopped.
 _POLL_MS = 10.0
-#: How often the leader's descendants are snapshotted while it runs.
 #: A spawn refused with ETXTBSY (a just-written executable) is tried this many times,
 #: waiting this long times the attempt number in between.
 _SPAWN_BUSY_TRIES = 5
 _SPAWN_BUSY_WAIT_S = 0.05
+#: How often the leader's descendants are snapshotted while it runs.
 _SNAPSHOT_MS = 500.0
 #: After the tree is gone, how long pipes may stay open (held by an escaped process).
 _DRAIN_MS = 1000.0
@@ -613,40 +613,10 @@ class _Run:
 
         Returns a failed result when the process could not be started, else ``None``.
         """
-        loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        protocol = PipeQueue(queue, loop.create_future())
-        pipes: dict[str, Any] = {
-            "stdin": subprocess.PIPE,
-            "stdout": subprocess.PIPE,
-            "stderr": subprocess.PIPE,
-            "cwd": self.cwd,
-            "env": prepared.child_env,
-            **spawn_kwargs(),
-        }
-        # A Windows .cmd shim starts with the exact line its guards judged (winspawn).
-        shim = shim_launch(
-            prepared.launch_path, prepared.args, platform=self.platform, env=prepared.child_env
-        )
+        protocol = PipeQueue(queue, asyncio.get_running_loop().create_future())
         try:
-            for attempt in range(1, _SPAWN_BUSY_TRIES + 1):
-                try:
-                    if shim is None:
-                        transport, _ = await loop.subprocess_exec(
-                            lambda: protocol, prepared.launch_path, *prepared.args, **pipes
-                        )
-                    else:
-                        transport, _ = await spawn_command_line(
-                            loop, lambda: protocol, shim, **pipes
-                        )
-                    break
-                except OSError as exc:
-                    # ETXTBSY: the executable was just written (a fresh shim) and a process
-                    # forked meanwhile still holds its write handle until it execs; the
-                    # kernel refuses the exec only for that moment, so try again shortly.
-                    if exc.errno != errno.ETXTBSY or attempt == _SPAWN_BUSY_TRIES:
-                        raise
-                    await asyncio.sleep(_SPAWN_BUSY_WAIT_S * attempt)
+            transport = await self._spawn(prepared, protocol)
         except (OSError, ValueError) as exc:
             what = errno_name(exc) if isinstance(exc, OSError) else type(exc).__name__
             return self._early(
@@ -655,6 +625,57 @@ class _Run:
                 rule="RUN-SPAWN-001",
                 source="runner",
             )
+        self._adopt(transport, protocol)
+        self._announce(prepared)
+        feeders = self._feeders(queue)
+        try:
+            self._deliver_prompt(start_actions)
+            await self._loop(queue)
+        except BaseException:
+            await self._emergency_stop()
+            raise
+        finally:
+            for feeder in feeders:
+                if not feeder.done():
+                    feeder.cancel()
+        return None
+
+    async def _spawn(self, prepared: Prepared, protocol: PipeQueue) -> asyncio.SubprocessTransport:
+        """Start the process with its pipes (RUN-SPAWN-001); a Windows .cmd shim starts
+        with the exact line its guards judged (winspawn)."""
+        loop = asyncio.get_running_loop()
+        pipes: dict[str, Any] = {
+            "stdin": subprocess.PIPE,
+            "stdout": subprocess.PIPE,
+            "stderr": subprocess.PIPE,
+            "cwd": self.cwd,
+            "env": prepared.child_env,
+            **spawn_kwargs(),
+        }
+        shim = shim_launch(
+            prepared.launch_path, prepared.args, platform=self.platform, env=prepared.child_env
+        )
+        attempt = 1
+        while True:
+            try:
+                if shim is None:
+                    transport, _ = await loop.subprocess_exec(
+                        lambda: protocol, prepared.launch_path, *prepared.args, **pipes
+                    )
+                else:
+                    transport, _ = await spawn_command_line(loop, lambda: protocol, shim, **pipes)
+                return transport
+            except OSError as exc:
+                # ETXTBSY: the executable was just written (a fresh shim) and a process
+                # forked meanwhile still holds its write handle until it execs; the
+                # kernel refuses the exec only for that moment, so try again shortly.
+                if exc.errno != errno.ETXTBSY or attempt >= _SPAWN_BUSY_TRIES:
+                    raise
+                await asyncio.sleep(_SPAWN_BUSY_WAIT_S * attempt)
+                attempt += 1
+
+    def _adopt(self, transport: asyncio.SubprocessTransport, protocol: PipeQueue) -> None:
+        """Take on the started process: its pipes, its owned tree, its clocks."""
         self.transport = transport
         self.protocol = protocol
         self.pid = transport.get_pid()
@@ -664,6 +685,10 @@ class _Run:
         self.t_spawn = self.last_activity = _now()
         self.spawned_wall = time.time()
         self.next_snapshot = self.t_spawn + _SNAPSHOT_MS
+
+    def _announce(self, prepared: Prepared) -> None:
+        """Tell the tap the process exists (a continuing one, that the run went on), and
+        start noting the stop ladder for a tap that records it (RECORD-LADDER-001)."""
         if isinstance(self.tap, ContinuingTap) and self.continuations:
             self.tap.continued(
                 self.defn,
@@ -680,27 +705,20 @@ class _Run:
                 platform=self.platform, shutdown_grace_ms=self.req.shutdown_grace_ms
             )
             self._note_ladder(self.t_spawn)
-        watcher: asyncio.Future[Any] | None = None
+
+    def _feeders(self, queue: asyncio.Queue[tuple[str, Any]]) -> list[asyncio.Future[Any]]:
+        """The tasks that turn the host's cancel and its further user messages into
+        messages of the loop; cancelled when the process is over."""
+        feeders: list[asyncio.Future[Any]] = []
         if self.cancel_event is not None:
             watcher = asyncio.ensure_future(self.cancel_event.wait())
             watcher.add_done_callback(
                 lambda fut: None if fut.cancelled() else queue.put_nowait(("cancel", None))
             )
-        forwarder: asyncio.Future[Any] | None = None
+            feeders.append(watcher)
         if self.messages is not None:
-            forwarder = asyncio.ensure_future(_relay(self.messages, queue))
-        try:
-            self._deliver_prompt(start_actions)
-            await self._loop(queue)
-        except BaseException:
-            await self._emergency_stop()
-            raise
-        finally:
-            if watcher is not None and not watcher.done():
-                watcher.cancel()
-            if forwarder is not None and not forwarder.done():
-                forwarder.cancel()
-        return None
+            feeders.append(asyncio.ensure_future(_relay(self.messages, queue)))
+        return feeders
 
     def _deliver_prompt(self, start_actions: Actions | None) -> None:
         """seed 002 §6.2 (RUN-STDIN-001): the prompt reaches the CLI its def's way."""
