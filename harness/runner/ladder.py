@@ -73,36 +73,64 @@ class LadderWatch:
         if last is None or not state.cancel_requested:
             self._seen_deadlines = set(state.deadlines)
             return []
+        steps = [
+            *self._cancel(last, state, now_ms),
+            *self._graces(state, now_ms),
+            *self._stops(last, state),
+        ]
+        return _timed(steps, now_ms)
+
+    def _cancel(self, last: LadderState, state: LadderState, now_ms: float) -> list[NotedStep]:
+        """The cancel request, when this look is the first to see it."""
+        if last.cancel_requested:
+            return []
+        self._cancel_at = state.cancel_at if state.cancel_at is not None else now_ms
+        asked = {"stdin_open": not last.stdin_closed, "exited": last.exited}
+        return [NotedStep(StepKind.CANCEL, asked, self._cancel_at)]
+
+    def _graces(self, state: LadderState, now_ms: float) -> list[NotedStep]:
+        """A bounded wait for each session deadline not seen before, measured from the
+        cancel."""
         steps: list[NotedStep] = []
-        if not last.cancel_requested:
-            self._cancel_at = state.cancel_at if state.cancel_at is not None else now_ms
-            asked = {"stdin_open": not last.stdin_closed, "exited": last.exited}
-            steps.append(NotedStep(StepKind.CANCEL, asked, self._cancel_at))
+        origin = self._cancel_at if self._cancel_at is not None else now_ms
         for at_ms, label in state.deadlines:
             if (at_ms, label) in self._seen_deadlines:
                 continue
             self._seen_deadlines.add((at_ms, label))
-            origin = self._cancel_at if self._cancel_at is not None else now_ms
             grace = {"ms": round(max(0.0, at_ms - origin), 3), "label": label}
             steps.append(NotedStep(StepKind.GRACE, grace))
+        return steps
+
+    def _stops(self, last: LadderState, state: LadderState) -> list[NotedStep]:
+        """stdin closed, the graceful and the forced stop, the exit, the reaping: each
+        when it changed since the last look (a new time is a new step: a process that
+        continued a run starts from the last process's values, which the first look
+        takes in)."""
+        steps: list[NotedStep] = []
         if state.stdin_closed and not last.stdin_closed:
             steps.append(NotedStep(StepKind.STDIN_CLOSE, {}))
-        # A new time is a new step (a process that continued a run starts from the last
-        # process's values, which the first look takes in).
-        if state.terminated_at is not None and state.terminated_at != last.terminated_at:
+        if _new_time(state.terminated_at, last.terminated_at):
             detail = {"signal": self._graceful, "grace_ms": self._grace_ms}
             steps.append(NotedStep(StepKind.TERMINATE, detail, state.terminated_at))
-        if state.killed_at is not None and state.killed_at != last.killed_at:
+        if _new_time(state.killed_at, last.killed_at):
             steps.append(NotedStep(StepKind.KILL, {"signal": self._forced}, state.killed_at))
         if state.exited and not last.exited:
-            rc = state.returncode
-            code = rc if rc is not None and rc >= 0 else None
-            name = _signal_name(-rc) if rc is not None and rc < 0 else None
-            steps.append(NotedStep(StepKind.EXITED, {"code": code, "signal": name}))
-        if state.reaped_at is not None and state.reaped_at != last.reaped_at:
+            steps.append(NotedStep(StepKind.EXITED, _exit_detail(state.returncode)))
+        if _new_time(state.reaped_at, last.reaped_at):
             reaped = {"abandoned": state.abandoned}
             steps.append(NotedStep(StepKind.REAPED, reaped, state.reaped_at))
-        return _timed(steps, now_ms)
+        return steps
+
+
+def _new_time(now: float | None, before: float | None) -> bool:
+    return now is not None and now != before
+
+
+def _exit_detail(rc: int | None) -> dict[str, Any]:
+    """``Popen.returncode`` as an ``exited`` step's ``code`` or ``signal``."""
+    code = rc if rc is not None and rc >= 0 else None
+    name = _signal_name(-rc) if rc is not None and rc < 0 else None
+    return {"code": code, "signal": name}
 
 
 def _timed(steps: list[NotedStep], now_ms: float) -> list[NotedStep]:
