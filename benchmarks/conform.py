@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import io
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -31,22 +30,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from fake_startup import bare_start_s, children_cpu
+
 TARGET_WALL_S = 20.0
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def bare_start_s(repeat: int = 20) -> float:
-    """CPU seconds of one ``python -S -c pass`` (median of ``repeat``)."""
-    costs = []
-    for _ in range(repeat):
-        before = _children_cpu()
-        subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)
-        costs.append(_children_cpu() - before)
-    return sorted(costs)[len(costs) // 2]
 
 
 class _Counter:
@@ -93,13 +81,13 @@ def run_conform(agents: list[str], jobs: int | None) -> tuple[int, float, float,
             argv += ["--agent", agent]
         if jobs is not None:
             argv += ["--jobs", str(jobs)]
-        cpu0 = time.process_time() + _children_cpu()
+        cpu0 = time.process_time() + children_cpu()
         wall0 = time.perf_counter()
         sink = io.StringIO()
         with counter.active(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             code = main(argv)
         wall = time.perf_counter() - wall0
-        cpu = time.process_time() + _children_cpu() - cpu0
+        cpu = time.process_time() + children_cpu() - cpu0
     report = sink.getvalue()
     attention = report[report.find("Needs attention:") :] if "Needs attention:" in report else ""
     return code, wall, cpu, counter, attention
