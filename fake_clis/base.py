@@ -9,7 +9,6 @@ Design: docs/design/fakes.md#fake_clis.base
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.argv import Grammar, Parsed, UsageError, parse_argv
 from fake_clis.scenario import Scenario, ScenarioError, Step, load_scenario
 
@@ -112,7 +111,7 @@ class FakeRun:
 
     def out(self, frame: Any) -> None:
         """Write one stdout line: a dict/list as compact JSON, a str verbatim."""
-        line = frame if isinstance(frame, str) else json.dumps(frame, ensure_ascii=False)
+        line = frame if isinstance(frame, str) else jsonio.dumps(frame, ensure_ascii=False)
         self.stdout.write(utf8_line(line) + b"\n")
         self.stdout.flush()
 
@@ -148,7 +147,7 @@ class FakeRun:
                 return None
             if not line.strip():
                 continue
-            frame = json.loads(line)
+            frame = jsonio.loads(line)
             self.record.setdefault("stdin_frames", []).append(frame)
             return frame
 
@@ -239,7 +238,7 @@ class FakeRun:
     def load_session(self, session_id: str) -> dict[str, Any] | None:
         path = self.session_dir / f"{_safe_name(session_id)}.json"
         try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            data: dict[str, Any] = jsonio.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         return data
@@ -247,7 +246,7 @@ class FakeRun:
     def save_session(self, session_id: str, turns: Sequence[Mapping[str, Any]]) -> None:
         self.session_dir.mkdir(parents=True, exist_ok=True)
         path = self.session_dir / f"{_safe_name(session_id)}.json"
-        path.write_text(json.dumps({"id": session_id, "turns": list(turns)}), encoding="utf-8")
+        path.write_text(jsonio.dumps({"id": session_id, "turns": list(turns)}), encoding="utf-8")
 
     # -- record --------------------------------------------------------------------
 
@@ -263,13 +262,14 @@ class FakeRun:
         mcp = self.cwd / ".mcp.json"
         if mcp.is_file():
             try:
-                self.record["mcp_json"] = json.loads(mcp.read_text(encoding="utf-8"))
+                self.record["mcp_json"] = jsonio.loads(mcp.read_text(encoding="utf-8"))
             except ValueError:
                 self.record["mcp_json"] = "<invalid JSON>"
         skills = _skill_paths(self.cwd, self.record)
         if skills:
             self.record["skills"] = skills
-        Path(target).write_text(json.dumps(self.record, indent=2), encoding="utf-8")
+        # One line: its readers parse it, and indentation would cost a json import.
+        Path(target).write_text(jsonio.dumps(self.record), encoding="utf-8")
 
 
 #: A staged skill root named in a prompt (seed 000 §4: ``.od-skills/<basename>-<hash>``).

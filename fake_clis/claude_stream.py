@@ -5,7 +5,6 @@ Design: docs/design/fakes.md#fake_clis.claude_stream
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -13,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.scenario import Step
@@ -49,7 +48,7 @@ _READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "WebSearch", "WebFet
 
 def emit(run: FakeRun, frame: dict[str, Any]) -> None:
     """One stdout frame as compact JSON, the way Node's ``JSON.stringify`` writes it."""
-    run.out(json.dumps(frame, ensure_ascii=False, separators=(",", ":")))
+    run.out(jsonio.dumps(frame, ensure_ascii=False, separators=(",", ":")))
 
 
 def padded_line(frame: dict[str, Any], key: str, nbytes: int) -> str:
@@ -60,16 +59,16 @@ def padded_line(frame: dict[str, Any], key: str, nbytes: int) -> str:
     """
     base = dict(frame)
     base[key] = ""
-    line = json.dumps(base, ensure_ascii=False, separators=(",", ":"))
+    line = jsonio.dumps(base, ensure_ascii=False, separators=(",", ":"))
     missing = nbytes - len(line.encode("utf-8"))
     if missing <= 0:
         return line
     base[key] = "x" * missing
-    return json.dumps(base, ensure_ascii=False, separators=(",", ":"))
+    return jsonio.dumps(base, ensure_ascii=False, separators=(",", ":"))
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return jsonio.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def chunk_json(value: Any, pieces: int = 3) -> list[str]:
@@ -96,7 +95,7 @@ def chunk_json(value: Any, pieces: int = 3) -> list[str]:
 
 def truncated_line(frame: dict[str, Any]) -> str:
     """The first half of ``frame``'s JSON line: a frame that starts well and breaks off."""
-    line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    line = jsonio.dumps(frame, ensure_ascii=False, separators=(",", ":"))
     return line[: len(line) // 2]
 
 
@@ -156,7 +155,7 @@ def _api_error_text(step: Step, env: Mapping[str, str] | None = None) -> str:
             f"inference gateway ({gateway})."
         )
     body = {"type": "error", "error": {"type": kind, "message": step.get("message", "")}}
-    return f"API Error: {status} {json.dumps(body, separators=(',', ':'))}"
+    return f"API Error: {status} {jsonio.dumps(body, separators=(',', ':'))}"
 
 
 def _gateway(base_url: str) -> str:
@@ -575,7 +574,7 @@ class _ClaudeSession:
         names: list[str] = []
         for text in sources:
             try:
-                data = json.loads(text)
+                data = jsonio.loads(text)
             except ValueError:
                 continue
             servers = data.get("mcpServers") if isinstance(data, dict) else None
@@ -957,10 +956,10 @@ def _auth_status(run: FakeRun) -> int:
     return 1 if missing else 0
 
 
-_AUTH_OK = json.dumps(
+_AUTH_OK = jsonio.dumps(
     {"loggedIn": True, "authMethod": "api_key", "apiProvider": "firstParty", "apiKeySource": "env"}
 )
-_AUTH_MISSING = json.dumps({"loggedIn": False, "authMethod": "none", "apiProvider": "firstParty"})
+_AUTH_MISSING = jsonio.dumps({"loggedIn": False, "authMethod": "none", "apiProvider": "firstParty"})
 
 
 def _read_turns(session: _ClaudeSession) -> None:
@@ -975,7 +974,7 @@ def _read_turns(session: _ClaudeSession) -> None:
         if not line.strip():
             continue
         try:
-            frame = json.loads(line)
+            frame = jsonio.loads(line)
         except ValueError as exc:
             raise _Abort(f"Error parsing streaming input line: {line}: SyntaxError: {exc}") from exc
         run.record.setdefault("stdin_frames", []).append(frame)

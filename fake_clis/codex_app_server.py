@@ -10,7 +10,6 @@ Design: docs/design/fakes.md#fake_clis.codex_app_server
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import platform
 import queue
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fake_clis import jsonio
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.scenario import Step
 
@@ -98,7 +98,7 @@ def _uuid7() -> str:
 
 def _dumps(frame: Mapping[str, Any]) -> str:
     # codex writes compact JSON, one message per line.
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    return jsonio.dumps(frame, ensure_ascii=False, separators=(",", ":"))
 
 
 def _toml_scalar(text: str) -> Any:
@@ -281,7 +281,7 @@ class _AppServer:
         if not text:
             return
         try:
-            message = json.loads(text)
+            message = jsonio.loads(text)
         except ValueError as exc:
             self.log(f"Failed to deserialize JSONRPCMessage: {exc}")
             return
@@ -898,7 +898,7 @@ class _Turn:
         answer = self.server.ask(method, params)
         result = answer.get("result")
         decision = result.get("decision") if isinstance(result, dict) else None
-        label = decision if isinstance(decision, str) else json.dumps(decision)
+        label = decision if isinstance(decision, str) else jsonio.dumps(decision)
         self.run.record.setdefault("approvals", []).append({"method": method, "decision": label})
         self.server.notify(
             "serverRequest/resolved", {"threadId": self.thread.id, "requestId": answer["id"]}
@@ -1089,7 +1089,7 @@ class _Turn:
         )
         # The error_turn capture: the body as the message, then a failed turn.
         error = {
-            "message": json.dumps(body),
+            "message": jsonio.dumps(body),
             "codexErrorInfo": info,
             "additionalDetails": None,
             "misalignment": None,

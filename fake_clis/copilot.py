@@ -6,11 +6,10 @@ Design: docs/design/fakes.md#fake_clis.copilot
 from __future__ import annotations
 
 import datetime
-import json
 import time
 from typing import Any
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.claude_stream import padded_line
@@ -132,7 +131,7 @@ class _Copilot:
         if not ephemeral:
             self.parent = event_id
         if self.json:
-            self.run.out(json.dumps(frame, ensure_ascii=False, separators=(",", ":")))
+            self.run.out(jsonio.dumps(frame, ensure_ascii=False, separators=(",", ":")))
 
     def start_turn(self) -> None:
         """``assistant.turn_start`` then ``model.call_start``: each turn is one model call."""
@@ -222,7 +221,7 @@ class _Copilot:
             "toolCallId": call_id,
             "toolName": name,
             "toolType": "function",
-            "inputDelta": json.dumps(arguments, ensure_ascii=False),
+            "inputDelta": jsonio.dumps(arguments, ensure_ascii=False),
         }
         self.event("assistant.tool_call_delta", delta, ephemeral=True)
         self.tool_requests.append(
@@ -299,7 +298,7 @@ class _Copilot:
                 "statusCode": status,
                 "retryAttempt": attempt,
                 "failureKind": "api",
-                "errorMessage": json.dumps({"message": message, "code": code}),
+                "errorMessage": jsonio.dumps({"message": message, "code": code}),
                 "errorCode": code,
             }
             self.event("model.call_failure", data, ephemeral=True)
@@ -374,7 +373,7 @@ class _Copilot:
                 break
             elif kind == "malformed":
                 text = step.text or "a frame cut short"
-                line = json.dumps(
+                line = jsonio.dumps(
                     {"type": "assistant.message_delta", "data": {"deltaContent": text}}
                 )
                 run.out(line[: len(line) // 2])
@@ -415,7 +414,7 @@ class _Copilot:
             "usage": usage,
         }
         if self.json:
-            run.out(json.dumps(result, ensure_ascii=False, separators=(",", ":")))
+            run.out(jsonio.dumps(result, ensure_ascii=False, separators=(",", ":")))
         else:
             run.out("".join(self.answer))
             if not run.parsed.has("--silent"):

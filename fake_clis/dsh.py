@@ -7,7 +7,6 @@ Design: docs/design/fakes.md#fake_clis.dsh
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import queue
 import re
@@ -18,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.argv import Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.scenario import Step
@@ -165,7 +164,7 @@ def _profile(run: FakeRun, name: str) -> tuple[str, str]:
     marker = profile_marker(_dsh_home(run), name)
     if marker.is_file():
         try:
-            data = json.loads(marker.read_text(encoding="utf-8"))
+            data = jsonio.loads(marker.read_text(encoding="utf-8"))
             plugin = data.get("dshPlugin")
             version = (
                 str(plugin["version"]) if plugin is not None else _bundle_version(marker, data)
@@ -189,7 +188,7 @@ def _bundle_version(marker: Path, data: dict[str, Any]) -> str:
     if PACKAGE not in data["dsh"]["profile"]["bundles"]:
         raise KeyError(PACKAGE)
     installed = marker.parent / "node_modules" / PACKAGE / "package.json"
-    return str(json.loads(installed.read_text(encoding="utf-8"))["version"])
+    return str(jsonio.loads(installed.read_text(encoding="utf-8"))["version"])
 
 
 def _identity(kind: str, state: str, plugin_version: str) -> dict[str, Any]:
@@ -210,8 +209,8 @@ def _models_frame() -> dict[str, Any]:
 
 
 def _dumps(frame: Mapping[str, Any]) -> str:
-    # Compact, one line; json.dumps escapes every control character (seed 001 §6).
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    # Compact, one line; jsonio.dumps escapes every control character (seed 001 §6).
+    return jsonio.dumps(frame, ensure_ascii=False, separators=(",", ":"))
 
 
 # =========================================================================== entry point
@@ -304,7 +303,7 @@ def _plugin_add(run: FakeRun) -> int:
     marker = profile_marker(_dsh_home(run), name)
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(
-        json.dumps(
+        jsonio.dumps(
             {
                 "name": f"dsh-profile-{name}",
                 "private": True,
@@ -332,7 +331,7 @@ def _package_json(path: Path) -> dict[str, Any] | None:
             handle = archive.extractfile(member)
             if handle is None:
                 return None
-            value = json.loads(handle.read().decode("utf-8"))
+            value = jsonio.loads(handle.read().decode("utf-8"))
     except (tarfile.TarError, KeyError, OSError, ValueError, EOFError):
         return None
     return value if isinstance(value, dict) else None
@@ -378,7 +377,7 @@ class _StdioRun:
             if not line.strip():
                 continue
             try:
-                self.inbox.put(("frame", json.loads(line)))
+                self.inbox.put(("frame", jsonio.loads(line)))
             except ValueError:
                 self.inbox.put(("bad", None))
 

@@ -6,7 +6,6 @@ Design: docs/design/fakes.md#fake_clis.pi_rpc
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import queue
 import re
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.argv import Grammar
 from fake_clis.base import CliSpec, FakeRun, escape_lone_surrogates
 from fake_clis.goflag import AnyFlag
@@ -301,7 +300,7 @@ def _iso() -> str:
 
 def _dumps(value: Any) -> str:
     """Compact JSON as pi writes it (its session file too): a lone surrogate escaped."""
-    return escape_lone_surrogates(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return escape_lone_surrogates(jsonio.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _zero_usage() -> dict[str, Any]:
@@ -351,7 +350,7 @@ class _Input:
             if not line.strip():
                 continue
             try:
-                command = json.loads(line)
+                command = jsonio.loads(line)
             except ValueError as exc:
                 self.server.emit(
                     {
@@ -426,7 +425,7 @@ class _SessionFile:
         session.started = True
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
-                entry = json.loads(line)
+                entry = jsonio.loads(line)
             except ValueError:
                 continue
             if not isinstance(entry, dict):
@@ -733,7 +732,7 @@ def _retry_settings(run: FakeRun) -> dict[str, Any]:
     settings: dict[str, Any] = {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000}
     for path in (run.home / ".pi" / "agent" / "settings.json", run.cwd / ".pi" / "settings.json"):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = jsonio.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         retry = data.get("retry") if isinstance(data, dict) else None
@@ -1153,7 +1152,7 @@ class _ApiFailure(Exception):
 
 
 def _copy(message: Mapping[str, Any]) -> dict[str, Any]:
-    copied: dict[str, Any] = json.loads(_dumps(message))
+    copied: dict[str, Any] = jsonio.loads(_dumps(message))
     return copied
 
 
@@ -1182,7 +1181,7 @@ def _custom_models(home: Path | None) -> tuple[_Model, ...]:
     if home is None:
         return ()
     try:
-        data = json.loads((home / ".pi" / "agent" / "models.json").read_text(encoding="utf-8"))
+        data = jsonio.loads((home / ".pi" / "agent" / "models.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ()
     providers = data.get("providers") if isinstance(data, dict) else None

@@ -6,7 +6,6 @@ Design: docs/design/fakes.md#fake_clis.plain
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import os
 import re
@@ -16,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.argv import Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.scenario import Step
@@ -123,7 +122,7 @@ class _Plain:
             name, target = "run_shell_command", str(step.get("command", ""))
         else:
             name = str(step.get("name", "tool"))
-            target = json.dumps(step.get("input", {}), separators=(",", ":"))
+            target = jsonio.dumps(step.get("input", {}), separators=(",", ":"))
         ok = not bool(step.get("is_error", False))
         if not self.approve(kind, target):
             self.denied(step, name, target)
@@ -365,7 +364,7 @@ def _aider_tool_text(step: Step) -> str:
         return f"\n{step.get('path', 'hello.html')}\n```\n{content}```\n"
     if tool == "shell":
         return f"\n```bash\n{step.get('command', '')}\n```\n"
-    return f"\n{step.get('name', 'tool')}: {json.dumps(step.get('input', {}))}\n"
+    return f"\n{step.get('name', 'tool')}: {jsonio.dumps(step.get('input', {}))}\n"
 
 
 def _aider_edits(content: str, chat_files: list[str]) -> list[tuple[str, str]]:
@@ -969,7 +968,7 @@ class _DeepSeek(_Plain):
                 "tool_calls": self.calls,
                 "usage": self.tokens,
             }
-            self.run.out(json.dumps(summary, ensure_ascii=False))
+            self.run.out(jsonio.dumps(summary, ensure_ascii=False))
 
 
 def _deepseek_main(run: FakeRun) -> int:

@@ -8,12 +8,11 @@ Design: docs/design/fakes.md#fake_clis.qoder
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.claude_stream import chunk_json, emit, padded_line, truncated_line, user_text
@@ -380,7 +379,7 @@ def _stream_json_prompts(run: FakeRun) -> list[str] | str:
         if not raw.strip():
             continue
         try:
-            frame = json.loads(raw)
+            frame = jsonio.loads(raw)
         except ValueError:
             return f"Error: invalid stream-json input line: {raw.decode('utf-8', 'replace')}"
         run.record.setdefault("stdin_frames", []).append(frame)

@@ -10,11 +10,12 @@ Design: docs/design/fakes.md#fake_clis.scenario
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from fake_clis import jsonio
 
 __all__ = [
     "OPTIONAL_STEP_KINDS",
@@ -111,7 +112,7 @@ class Scenario:
 
 
 def _schema() -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = jsonio.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     return schema
 
 
@@ -170,8 +171,8 @@ def load_scenario(name_or_path: str) -> Scenario:
             f"{path}: cannot read scenario ({exc.strerror}); known: {known}"
         ) from exc
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
+        raw = jsonio.loads(text)
+    except jsonio.JSONDecodeError as exc:
         raise ScenarioError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from exc
     # A bundled scenario is validated by the test suite (test_every_bundled_scenario_is_valid);
     # skipping the schema here spares every fake start importing jsonschema (~0.2 s of CPU,

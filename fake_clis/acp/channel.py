@@ -6,12 +6,12 @@ a prompt is streaming, so stdin is read concurrently (wire §A.1.3 cancellation)
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 import time
 from typing import Any
 
+from fake_clis import jsonio
 from fake_clis.acp.wire import CONTINUE_METHOD, EOF
 from fake_clis.base import FakeRun
 
@@ -49,7 +49,7 @@ class Channel:
             if not text:
                 continue
             try:
-                value = json.loads(text)
+                value = jsonio.loads(text)
             except ValueError:
                 self.inbox.put(("invalid", text))
                 continue

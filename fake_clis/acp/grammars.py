@@ -5,9 +5,9 @@ Design: docs/design/fakes.md#fake_clis.acp.grammars
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
+from fake_clis import jsonio
 from fake_clis.argv import Grammar
 from fake_clis.base import FakeRun
 from fake_clis.goflag import AnyFlag, go_flag_parse
@@ -201,4 +201,4 @@ VELA_MODELS = (
 
 def vela_models_output() -> str:
     data = [{"id": m, "name": n, "provider": m.split("/", 1)[0]} for m, n in VELA_MODELS]
-    return json.dumps({"source": "remote", "data": data}) + "\n"
+    return jsonio.dumps({"source": "remote", "data": data}) + "\n"

@@ -5,12 +5,11 @@ Design: docs/design/fakes.md#fake_clis.acp.render
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.acp.agent import Agent
 from fake_clis.acp.channel import Channel
 from fake_clis.acp.wire import (
@@ -355,7 +354,7 @@ class TurnRenderer:
         full = f"{title}: {detail}" if detail else title
         begin = {"toolCallId": call_id, "title": title, "status": "in_progress"}
         self.update({"sessionUpdate": "tool_call", **begin, "content": [_text_content("")]})
-        args_text = json.dumps(arguments, ensure_ascii=False)
+        args_text = jsonio.dumps(arguments, ensure_ascii=False)
         self.update(
             {
                 "sessionUpdate": "tool_call_update",

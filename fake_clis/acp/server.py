@@ -5,14 +5,13 @@ Design: docs/design/fakes.md#fake_clis.acp.server
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.acp.agent import Agent, at_least
 from fake_clis.acp.channel import Channel
 from fake_clis.acp.render import TurnRenderer
@@ -681,7 +680,7 @@ class AcpServer:
         change(doc)
         path.parent.mkdir(parents=True, exist_ok=True)
         scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        scratch.write_text(json.dumps(doc), encoding="utf-8")
+        scratch.write_text(jsonio.dumps(doc), encoding="utf-8")
         os.replace(scratch, path)
         return True
 
@@ -732,7 +731,7 @@ def _acp_session_id() -> str:
 
 def _same_json(a: Any, b: Any) -> bool:
     """Equal as JSON values (``1`` is not ``true``, ``1`` is not ``1.0``)."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    return jsonio.dumps(a, sort_keys=True) == jsonio.dumps(b, sort_keys=True)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -4,11 +4,11 @@ session and turn state, and the exceptions that end a turn.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from fake_clis import jsonio
 from fake_clis.scenario import Step
 
 __all__ = [
@@ -108,7 +108,7 @@ class Turn:
 
 
 def dumps(frame: Any) -> str:
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    return jsonio.dumps(frame, ensure_ascii=False, separators=(",", ":"))
 
 
 class Stop(Exception):

@@ -6,13 +6,12 @@ Design: docs/design/fakes.md#fake_clis.json_events.codex
 from __future__ import annotations
 
 import importlib
-import json
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.argv import VARIADIC, Grammar, Parsed
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.json_events.common import (
@@ -247,7 +246,7 @@ def _codex_models_json() -> str:
         }
         for slug, name, visibility in _CODEX_MODELS
     ]
-    return json.dumps({"models": models}, indent=2) + "\n"
+    return jsonio.dumps({"models": models}, indent=2) + "\n"
 
 
 def _toml_value(text: str) -> Any:

@@ -7,7 +7,6 @@ Design: docs/design/fakes.md#fake_clis.json_events.common
 from __future__ import annotations
 
 import abc
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.base import CliSpec, FakeRun, old_build
 from fake_clis.scenario import Step
 
@@ -43,7 +42,7 @@ __all__ = [
 
 def dumps(frame: Any) -> str:
     """Compact JSON, the way Node's ``JSON.stringify`` and serde_json write a line."""
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    return jsonio.dumps(frame, ensure_ascii=False, separators=(",", ":"))
 
 
 def padded_line(frame: dict[str, Any], path: Sequence[str], nbytes: int) -> str:
@@ -52,7 +51,7 @@ def padded_line(frame: dict[str, Any], path: Sequence[str], nbytes: int) -> str:
     ASCII padding, so characters equal bytes. A frame already longer than ``nbytes`` is
     returned unpadded (the scenario asked for less than one frame).
     """
-    base = json.loads(json.dumps(frame))
+    base = jsonio.loads(jsonio.dumps(frame))
     holder = base
     for key in path[:-1]:
         holder = holder[key]
@@ -260,7 +259,7 @@ def most_recent_session(run: FakeRun) -> dict[str, Any] | None:
         return None
     for path in reversed(files):
         try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            data: dict[str, Any] = jsonio.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         return data

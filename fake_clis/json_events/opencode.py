@@ -5,14 +5,13 @@ Design: docs/design/fakes.md#fake_clis.json_events.opencode
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fake_clis import ids
+from fake_clis import ids, jsonio
 from fake_clis.argv import VARIADIC, Grammar, Parsed
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.json_events.common import (
@@ -176,7 +175,7 @@ def _opencode_models_text(flavour: _OpenCodeFlavour, verbose: bool) -> str:
                 "limit": {"context": 200000, "output": 32000},
                 "cost": {"input": 0, "output": 0},
             }
-            out.append(json.dumps(meta, indent=2))
+            out.append(jsonio.dumps(meta, indent=2))
     return "\n".join(out) + "\n"
 
 
@@ -350,7 +349,7 @@ class _OpenCode(Emulator):
             log.write(f"INFO  {stamp} +0ms service=default version=fake args=run\n")
             log.write(
                 f"ERROR {stamp} +1ms service=session.processor error=APIError "
-                f"statusCode={status} message={json.dumps(message)}\n"
+                f"statusCode={status} message={jsonio.dumps(message)}\n"
             )
 
     def api_error(self, step: Step) -> int:
@@ -434,8 +433,8 @@ def _opencode_config(run: FakeRun, env_key: str) -> None:
     if raw is None:
         return
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
+        value = jsonio.loads(raw)
+    except jsonio.JSONDecodeError as exc:
         raise Fail(
             f"Error: Config file at {env_key} is not valid JSON(C):\n  {exc.msg} at line "
             f"{exc.lineno}, column {exc.colno}",
