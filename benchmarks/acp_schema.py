@@ -22,10 +22,10 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.corpus import corpus_files
 from harness.protocols import acp_schema
-from harness.record import Recording, load_recording
-from harness.replay import replay_recording
+from harness.recording.corpus import corpus_files
+from harness.recording.record import Recording, load_recording
+from harness.recording.replay import replay_recording
 
 _DISPATCHING = acp_schema.DispatchingValidator
 

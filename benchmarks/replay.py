@@ -1,7 +1,7 @@
 """Replay throughput of the whole recordings corpus, and the wall time of ``harness conform``.
 
-1. Every ``*.jsonl`` under ``recordings/`` (``harness.corpus.corpus_files``) is replayed
-   through ``harness.replay.replay_recording``: events per second and MB of recorded
+1. Every ``*.jsonl`` under ``recordings/`` (``harness.recording.corpus.corpus_files``) is replayed
+   through ``harness.recording.replay.replay_recording``: events per second and MB of recorded
    stdout per second, best of N, at the recorded chunking; then at 1-byte chunking, shown
    as a ratio to the recorded figure (design principle 4: the cost per byte stays flat
    when input arrives one byte at a time).
@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.corpus import corpus_files
-from harness.record import Direction, Recording, load_recording
-from harness.replay import replay_recording
+from harness.recording.corpus import corpus_files
+from harness.recording.record import Direction, Recording, load_recording
+from harness.recording.replay import replay_recording
 
 CONFORM_TARGET_S = 60.0
 

@@ -36,7 +36,7 @@ from fake_clis.scenario import load_scenario
 from harness.defs.registry import BUILTIN_DEFS
 from harness.defs.types import AgentDef, ResumeStyle
 from harness.errors import HarnessError
-from harness.replay_budget import BudgetVerdict, budget_verdicts
+from harness.recording.replay_budget import BudgetVerdict, budget_verdicts
 from harness.runner import RunRequest, is_substantive, run_agent_async
 from harness.runtime.fakes_install import shim_name, shim_text
 

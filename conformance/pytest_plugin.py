@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from conformance.rules import Rule
     from fake_clis.scenario import Scenario
     from harness.defs.types import AgentDef
-    from harness.record import Recording
-    from harness.replay import ReplayResult
+    from harness.recording.record import Recording
+    from harness.recording.replay import ReplayResult
     from harness.runner import RunRequest, RunResult
 
 __all__ = [
@@ -836,9 +836,9 @@ class Replayer:
     """``replay(recording, chunking=..., ...) -> ReplayResult`` (PLUGIN-REPLAY-001).
 
     ``recording`` is a path (relative: to the test file's directory first, then the
-    current one) or a :class:`~harness.record.Recording`. Keyword arguments go to
-    :func:`harness.replay.replay_recording` (``chunking``, ``seed``, ``timing``, ``clock``,
-    ``defn``, ``paths``); ``defn`` defaults to the built-in def the header names.
+    current one) or a :class:`~harness.recording.record.Recording`. Keyword arguments go to
+    :func:`harness.recording.replay.replay_recording` (``chunking``, ``seed``, ``timing``,
+    ``clock``, ``defn``, ``paths``); ``defn`` defaults to the built-in def the header names.
     """
 
     def __init__(self, state: _TestState, test_dir: Path) -> None:
@@ -850,8 +850,8 @@ class Replayer:
     ) -> ReplayResult:
         # start-up: pytest loads this plugin in every run; this waits until it is used
         from conformance.checks.runs import observe_replay
-        from harness.record import Recording, load_recording
-        from harness.replay import replay_recording
+        from harness.recording.record import Recording, load_recording
+        from harness.recording.replay import replay_recording
 
         if isinstance(recording, Recording):
             loaded = recording
@@ -975,7 +975,8 @@ def run_agent(request: pytest.FixtureRequest, fake_cli: FakeCliFactory) -> Agent
 
 @pytest.fixture
 def replay(request: pytest.FixtureRequest) -> Replayer:
-    """``replay(recording, **options) -> harness.replay.ReplayResult`` (PLUGIN-REPLAY-001)."""
+    """``replay(recording, **options) -> harness.recording.replay.ReplayResult``
+    (PLUGIN-REPLAY-001)."""
     return Replayer(_test_state(request.node), _test_dir(request))
 
 

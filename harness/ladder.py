@@ -3,8 +3,8 @@
 seed 001 §10 orders a cancellation: the protocol cancel, a bounded grace, stdin closed,
 the owned tree terminated, force-killed after a second bound, and the tree reaped. The
 runner (:mod:`harness.runner.ladder`) notes each step it takes from the cancel request
-on; a recording keeps them as ``step`` lines between its chunks (:mod:`harness.record`,
-rule RECORD-LADDER-001); a replay judges them (:mod:`harness.replay_cancel`).
+on; a recording keeps them as ``step`` lines between its chunks (:mod:`harness.recording.record`,
+rule RECORD-LADDER-001); a replay judges them (:mod:`harness.recording.replay_cancel`).
 
 A step line: ``{"t": <ms since spawn>, "step": <kind>, ...}`` with the keys its kind
 lists in :data:`STEP_FIELDS` (every one required, nothing else allowed).

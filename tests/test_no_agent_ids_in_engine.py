@@ -29,8 +29,11 @@ ENGINE = [
     *sorted((ROOT / "host").glob("*.py")),
     *sorted((ROOT / "secrets").glob("*.py")),
     *sorted((ROOT / "runtime").glob("*.py")),
-    ROOT / "record.py",
-    ROOT / "replay.py",
+    # not recording/corpus.py: its edge cases are data naming the agent each one records
+    *(
+        ROOT / "recording" / f"{name}.py"
+        for name in ("record", "replay", "replay_budget", "replay_cancel")
+    ),
 ]
 DIALECT_TABLE = ROOT / "streams" / "json_events.py"
 AGENT_IDS = {d.id for d in BUILTIN_DEFS}

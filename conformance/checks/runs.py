@@ -26,16 +26,16 @@ from harness.formats import find_format, keeps_turn_bookkeeping
 from harness.host.failures import has_output
 from harness.host.prompt import is_clean_terminal_turn
 from harness.ladder import StepKind
-from harness.record import Direction as RecDirection
+from harness.recording.record import Direction as RecDirection
 from harness.runner.status import CloseFacts, classify_close_status
 from harness.schemas import load_schema
 from harness.secrets.detect import SecretMatcher, spellings
 from harness.secrets.redact import secret_env_values
 
 if TYPE_CHECKING:
-    from harness.record import Recording
-    from harness.replay import ReplayResult
-    from harness.replay_budget import BudgetVerdict
+    from harness.recording.record import Recording
+    from harness.recording.replay import ReplayResult
+    from harness.recording.replay_budget import BudgetVerdict
     from harness.runner import RunRequest, RunResult
 
 __all__ = [
@@ -102,7 +102,7 @@ class RunObservation:
     #: What ``build_args`` read (FIDELITY-CAPS-001); ``None``: not known (a replay).
     capabilities: Mapping[str, bool] | None = None
     #: The prompt-budget guards' verdicts on the spawned argv, per platform and launch
-    #: (:func:`harness.replay_budget.budget_verdicts`); empty when nothing was spawned.
+    #: (:func:`harness.recording.replay_budget.budget_verdicts`); empty when nothing was spawned.
     budget: Sequence[BudgetVerdict] = ()
 
     @property

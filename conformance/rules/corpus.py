@@ -1,4 +1,4 @@
-"""Rules of the recordings corpus (``recordings/``, ``harness/corpus.py``).
+"""Rules of the recordings corpus (``recordings/``, ``harness/recording/corpus.py``).
 
 The corpus test (``tests/corpus/test_corpus.py``) holds every recording under
 ``recordings/`` to them, ``real/`` included.

@@ -1,7 +1,7 @@
 """Rules of bounded memory: plain runs, and the files ``harness parse`` / ``harness replay`` read.
 
 Enforced by :mod:`harness.streams.plain`, :mod:`harness.commands.parse`,
-:mod:`harness.replay` and :mod:`harness.runner.engine` (``EventRetention``); tests in
+:mod:`harness.recording.replay` and :mod:`harness.runner.engine` (``EventRetention``); tests in
 ``tests/streams/test_plain_bound.py``, ``tests/recording/test_replay_stream.py`` and
 ``tests/memory/`` (the latter measure a child process's peak RSS on inputs of tens of MB).
 """

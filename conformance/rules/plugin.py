@@ -62,8 +62,8 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "PLUGIN-REPLAY-001",
-        "replay(recording, **options) returns harness.replay's ReplayResult for a recording "
-        "path (relative to the test file first) or Recording.",
+        "replay(recording, **options) returns harness.recording.replay's ReplayResult for a "
+        "recording path (relative to the test file first) or Recording.",
         "design §Recordings",
     ),
     _rule(

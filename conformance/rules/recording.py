@@ -1,8 +1,8 @@
 """Rules of recordings (format v1) and of replaying them (``harness replay``).
 
-Enforced by ``harness/record.py`` (model, writer, reader, the runner tap),
+Enforced by ``harness/recording/record.py`` (model, writer, reader, the runner tap),
 ``harness/secrets/scrub.py`` (secrets and path placeholders), ``harness/commands/record.py``
-(``harness record``, ``harness run --record``), ``harness/replay.py`` (the replay
+(``harness record``, ``harness run --record``), ``harness/recording/replay.py`` (the replay
 engine) and ``harness/commands/replay.py`` (the command); proved by ``tests/recording/``.
 """
 

@@ -3,7 +3,7 @@ reached through symlinks.
 
 Enforced by ``harness/secrets/detect.py`` (the one detector) and its callers
 ``harness/secrets/scrub.py``, ``harness/secrets/redact.py``, ``conformance/fakes.py``,
-``harness/mcp/servers.py``, ``harness/modelserver/log.py``, and by ``harness/record.py``
+``harness/mcp/servers.py``, ``harness/modelserver/log.py``, and by ``harness/recording/record.py``
 (path spellings); proved by ``tests/secrets/`` and ``tests/recording/test_record_paths.py``.
 """
 

@@ -1,7 +1,7 @@
 """Rules for the user's files: what ``harness fakes install`` and a recording may replace.
 
 Enforced by ``harness/runtime/fakes_install.py``, ``harness/commands/fakes.py``,
-``harness/record.py`` (:class:`~harness.record.RunRecorder`) and
+``harness/recording/record.py`` (:class:`~harness.recording.record.RunRecorder`) and
 ``harness/commands/record.py``; tested in
 ``tests/fakes_install/`` and ``tests/recording/test_user_files.py``.
 """

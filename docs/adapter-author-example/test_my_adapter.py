@@ -111,7 +111,7 @@ def test_a_second_turn_resumes_the_session(run_agent: AgentRunner) -> None:
 def _write_recording(path: Path) -> Path:
     """A recording of a tiny my-claude run, written by hand from Claude's stream-json shapes.
 
-    Real recordings are captured from runs (recording format v1, ``harness/record.py``).
+    Real recordings are captured from runs (recording format v1, ``harness/recording/record.py``).
     """
     session = "0b7e6f3a-2c1d-4e5f-8a9b-0c1d2e3f4a5b"
     stdout = [

@@ -1,6 +1,6 @@
 """``harness record`` and ``harness run … --record FILE``: capture a run as a recording.
 
-Both forms run through the runner with a :class:`harness.record.RunRecorder` tap, so
+Both forms run through the runner with a :class:`harness.recording.record.RunRecorder` tap, so
 the recording holds exactly the bytes the engine wrote and read (stdin frames of a
 two-way session, the CLI's stdout and stderr), scrubbed as they are written (design
 §Recordings, seed 001 §11).
@@ -31,7 +31,7 @@ from harness.errors import HarnessError
 from harness.events import Event, event_json_line
 from harness.host.launch import path_env_key
 from harness.inputs import read_text_file
-from harness.record import Expectation, RunRecorder, continuation_path
+from harness.recording.record import Expectation, RunRecorder, continuation_path
 from harness.render import format_event
 from harness.runner import RunRequest, run_agent_async
 from harness.runtime.probe import run_probe

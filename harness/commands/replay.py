@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import HarnessError
 from harness.events import event_json_line
-from harness.record import scan_recording
+from harness.recording.record import scan_recording
+from harness.recording.replay import SystemClock, replay_recording
+from harness.recording.replay_budget import PLATFORMS
 from harness.render import format_event
-from harness.replay import SystemClock, replay_recording
-from harness.replay_budget import PLATFORMS
 
 if TYPE_CHECKING:
     from harness.events import Event
-    from harness.record import RecordingHeader
+    from harness.recording.record import RecordingHeader
 
 __all__ = ["cmd_replay", "recording_paths"]
 

@@ -48,7 +48,7 @@ from harness.runtime.fakes_install import install_fakes
 
 if TYPE_CHECKING:
     from harness.defs.types import AgentDef
-    from harness.record import RunRecorder
+    from harness.recording.record import RunRecorder
 
 __all__ = ["DEFAULT_FAKE_PROMPT", "cmd_run", "format_summary"]
 

@@ -25,7 +25,7 @@ from harness.live.install import default_cache_dir, installed_bin
 from harness.live.netns import NetEvidence, NetSeal, probe_sealing
 from harness.live.recipes import Recipe, ScenarioCase, recipe_for
 from harness.modelserver import ModelServer, RequestRecord, RequestTiming
-from harness.record import Expectation, RunRecorder, set_expectation
+from harness.recording.record import Expectation, RunRecorder, set_expectation
 from harness.runner import RunRequest, RunResult, run_agent
 from harness.runner.user_cancel import run_cancelled_after
 from harness.runtime.fakes_install import shim_name, shim_text

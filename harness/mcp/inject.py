@@ -189,8 +189,8 @@ def injection_secrets(
     """Every secret value ``servers`` may hand to a child: env and header values and OAuth
     tokens, longest first (MCP-SECRET-001, MCP-SECRET-002).
 
-    A caller that records a run (``harness.record.RunRecorder(secrets=...)``) or logs about
-    it passes these, so the values never reach a file or a message.
+    A caller that records a run (``harness.recording.record.RunRecorder(secrets=...)``) or
+    logs about it passes these, so the values never reach a file or a message.
     """
     found: set[str] = set()
     for server in servers:

@@ -1,7 +1,7 @@
 """The session interface shared by every two-way transport (h11's shape).
 
 A session is a sans-IO state machine for one run of one CLI process. The IO
-shell (``harness/runtime/probe.py``, ``harness/replay.py``) calls :meth:`Session.start`
+shell (``harness/runtime/probe.py``, ``harness/recording/replay.py``) calls :meth:`Session.start`
 once, feeds every stdout chunk to :meth:`Session.receive`, calls
 :meth:`Session.end_of_output` at stdout EOF, :meth:`Session.cancel` when the
 user cancels, and :meth:`Session.tick` when a deadline the session asked for

@@ -191,7 +191,7 @@ def _tail(path: str) -> str:
 
 
 class WireTap(Protocol):
-    """Sees a run on the wire (a recorder: :class:`harness.record.RunRecorder`).
+    """Sees a run on the wire (a recorder: :class:`harness.recording.record.RunRecorder`).
 
     ``spawned`` once the process exists (the def as resolved through its transport, the
     spawned argv unredacted, the child env, and the literal secrets the run knows — the

@@ -21,7 +21,7 @@ from conformance.verdicts import Status
 from fake_clis.scenario import list_scenarios
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.types import BuildOptions, RuntimeContext
-from harness.replay_budget import budget_verdicts
+from harness.recording.replay_budget import budget_verdicts
 
 AIDER = get_agent_def("aider", BUILTIN_DEFS)
 RULES = ("CONFORM-BUDGET-LINUX-001", "CONFORM-BUDGET-DARWIN-001", "CONFORM-BUDGET-WIN32-001")

@@ -27,8 +27,8 @@ from fake_clis.scenario import load_scenario
 from harness.defs.registry import BUILTIN_DEFS, BUILTIN_REGISTRY
 from harness.defs.types import ResumeStyle
 from harness.host.launch import path_env_key
-from harness.record import load_recording, parse_recording
-from harness.replay import replay_recording
+from harness.recording.record import load_recording, parse_recording
+from harness.recording.replay import replay_recording
 from harness.runner import RunRequest, run_agent
 from harness.runtime.fakes_install import install_fakes
 

@@ -26,7 +26,7 @@ from conformance.rules import all_rules
 from conformance.snapshots import EventStreamExtension, normalize_events
 from conformance.verdicts import Status
 from fake_clis.scenario import Scenario, list_scenarios, load_scenario
-from harness.corpus import (
+from harness.recording.corpus import (
     CONTINUED_SUFFIX,
     CORPUS_DIR,
     EDGE_CASES,
@@ -44,8 +44,8 @@ from harness.corpus import (
     snapshot_mismatch,
     snapshot_name,
 )
-from harness.record import Recording, load_recording
-from harness.replay import ReplayResult, replay_recording
+from harness.recording.record import Recording, load_recording
+from harness.recording.replay import ReplayResult, replay_recording
 
 RECORDINGS = corpus_files()
 IDS = [recording_id(p) for p in RECORDINGS]
@@ -309,9 +309,9 @@ def test_check_reports_a_missing_recording_and_a_stale_edge(tmp_path: Path) -> N
     target.parent.mkdir(parents=True)
     target.write_text(case.text().replace('"t":10,', '"t":11,', 1), encoding="utf-8")
     problems = check(tmp_path, [case.stream_format])
-    assert f"{case.path}: differs from its definition in harness/corpus.py" in problems
+    assert f"{case.path}: differs from its definition in harness/recording/corpus.py" in problems
     happy = f"{case.stream_format}/happy.jsonl"
-    assert f"{happy}: missing (run: python -m harness.corpus regen)" in problems
+    assert f"{happy}: missing (run: python -m harness.recording.corpus regen)" in problems
 
 
 @pytest.mark.rule("CORPUS-EDGE-001")

@@ -12,8 +12,8 @@ an edit here):
   and through the capture replay (:func:`harness.capture.replay`, with the
   recorded client's stdin as host input);
 * every format through a recording: the mutated recording file is read by
-  :func:`harness.record.parse_recording` and replayed by
-  :func:`harness.replay.replay_recording`.
+  :func:`harness.recording.record.parse_recording` and replayed by
+  :func:`harness.recording.replay.replay_recording`.
 
 The seeds are the recorded corpus (``recordings/**/*.jsonl``, format v1: a header
 line, chunk lines, an exit line), grouped by the header's format and dialect. Each
@@ -34,8 +34,8 @@ The documented outcomes (anything else is a failure):
   :class:`harness.errors.HarnessError` for a request they cannot send
   (``HostInputError`` for unusable host input, ``DshRequestError``,
   ``CodexAppServerRequestError``, ...);
-* recordings: :func:`~harness.record.parse_recording` and
-  :func:`~harness.replay.replay_recording` may raise
+* recordings: :func:`~harness.recording.record.parse_recording` and
+  :func:`~harness.recording.replay.replay_recording` may raise
   :class:`harness.errors.HarnessError` (``RecordingError`` names the line);
 * every event any of them returns writes as valid JSON (``allow_nan=False``)
   that UTF-8 can encode, and renders as a terminal line UTF-8 can encode; every
@@ -62,7 +62,7 @@ from harness.errors import HarnessError
 from harness.events import Event, event_json_line
 from harness.formats import create_parser, known_dialects, one_way_formats, two_way_formats
 from harness.protocols.base import Actions, TwoWaySession
-from harness.record import (
+from harness.recording.record import (
     Chunk,
     Direction,
     Recording,
@@ -70,8 +70,8 @@ from harness.record import (
     format_recording,
     parse_recording,
 )
+from harness.recording.replay import replay_recording
 from harness.render import format_event
-from harness.replay import replay_recording
 from harness.streams.decoder import loads_json
 
 __all__ = [

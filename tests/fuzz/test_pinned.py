@@ -19,7 +19,7 @@ from harness.capture import adapter_for, replay
 from harness.events import Event, event_json_line
 from harness.formats import create_parser
 from harness.protocols.base import RunStatus
-from harness.record import Direction, load_recording
+from harness.recording.record import Direction, load_recording
 from harness.render import format_event
 from harness.streams.decoder import loads_json
 from tests.fuzz.hostile import RECORDINGS, one_way_targets
@@ -177,7 +177,7 @@ def test_json_nested_to_the_bound_is_read_and_written() -> None:
 
 @pytest.mark.parametrize("huge", ["1" + "0" * 400, "1e999", "-0.5"])
 def test_a_recording_with_a_huge_chunk_time_is_a_recording_error(huge: str) -> None:
-    from harness.record import RecordingError, parse_recording
+    from harness.recording.record import RecordingError, parse_recording
 
     data = (RECORDINGS / "plain" / "happy.jsonl").read_bytes()
     lines = data.split(b"\n")

@@ -339,8 +339,8 @@ _REAL = sorted(_REAL_DIR.glob("*/*.jsonl"))
 def test_a_session_id_the_real_cli_printed_is_captured(path: Path) -> None:
     """Where a real CLI prints a session id, in a run that succeeds or fails, its parser
     captures it: the rule then compares ids instead of passing with nothing on either side."""
-    from harness.record import Direction, load_recording
-    from harness.replay import replay_recording
+    from harness.recording.record import Direction, load_recording
+    from harness.recording.replay import replay_recording
 
     recording = load_recording(path)
     printed = {

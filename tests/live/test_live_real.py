@@ -107,8 +107,8 @@ def test_a_cancelled_real_pi_run_is_recorded_with_its_ladder(tmp_path: Path) -> 
     ``cancel`` case): the recording keeps the ladder and replays as the cancel it was."""
     from harness.ladder import StepKind
     from harness.live.session import run_live
-    from harness.record import load_recording
-    from harness.replay import replay_recording
+    from harness.recording.record import load_recording
+    from harness.recording.replay import replay_recording
 
     _need("pi")
     path = tmp_path / "pi-cancel.jsonl"

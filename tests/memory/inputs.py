@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.record import Direction, load_recording
+from harness.recording.record import Direction, load_recording
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,7 +22,7 @@ import pytest
 # checks a second time in the surviving registry of ``conformance.checks``.
 import conformance.checks.defs
 import conformance.checks.runs  # noqa: F401
-import harness.replay
+import harness.recording.replay
 import harness.runner  # noqa: F401
 from conformance.snapshots import HEADER_LINE, parse_event_lines
 from tests.support.processes import pid_alive

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.corpus import corpus_files
 from harness.protocols.acp_schema import def_for
 from harness.protocols.schema_dispatch import DispatchingValidator, discriminator
-from harness.record import Direction, load_recording
+from harness.recording.corpus import corpus_files
+from harness.recording.record import Direction, load_recording
 from harness.schemas import load_schema
 
 SOURCES = ("acp/v1/schema.json", "acp/v1/schema.unstable.json")

@@ -1,4 +1,4 @@
-"""RECORD-LADDER-001: the stop ladder's steps in a recording (``harness/record.py``).
+"""RECORD-LADDER-001: the stop ladder's steps in a recording (``harness/recording/record.py``).
 
 The writer keeps a step's place among the chunks (also behind a chunk held back for a
 secret cut across chunks), the reader places each step (chunks and stdout bytes before
@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from harness.ladder import STEP_FIELDS, Step, StepKind
-from harness.record import (
+from harness.recording.record import (
     Chunk,
     Direction,
     ExitInfo,

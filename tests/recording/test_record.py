@@ -1,4 +1,4 @@
-"""Recording format v1: writer, reader, schema (``harness/record.py``).
+"""Recording format v1: writer, reader, schema (``harness/recording/record.py``).
 
 Rules: RECORD-FORMAT-001, RECORD-BYTES-001, RECORD-READ-001, RECORD-PATHS-001,
 RECORD-SECRET-ENV-001. The files under ``data/`` are written by hand from the
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness.record import (
+from harness.recording.record import (
     FORMAT_NAME,
     Chunk,
     Direction,

@@ -1,5 +1,5 @@
 """Recording live runs: ``RunRecorder`` on the runner, ``harness run --record`` and
-``harness record -- CMD ARGS`` (``harness/record.py``, ``harness/commands/record.py``).
+``harness record -- CMD ARGS`` (``harness/recording/record.py``, ``harness/commands/record.py``).
 
 Rules: RECORD-ROUNDTRIP-001, RECORD-ENV-001, RECORD-PARTIAL-001, RECORD-CLI-001,
 RECORD-SECRET-LITERAL-001, RECORD-SECRET-ENV-001. Every run is a real subprocess: the
@@ -27,7 +27,7 @@ import pytest
 from harness.cli import main
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.events import Event
-from harness.record import (
+from harness.recording.record import (
     Direction,
     RecordingError,
     RunRecorder,
@@ -35,7 +35,7 @@ from harness.record import (
     parse_recording,
     recorded_env_names,
 )
-from harness.replay import replay_recording
+from harness.recording.replay import replay_recording
 from harness.runner import RunOutcome, run_agent, run_agent_async
 from harness.secrets.scrub import REDACTED
 from tests.runner.conftest import FakeWorld
@@ -566,7 +566,7 @@ def test_a_continued_run_is_recorded_as_two_files_that_replay(
     """seed 000 §12: the turn goes on in a second process; each process gets a complete
     recording, and replaying both gives the live run's events."""
     from harness.commands.record import recording_line
-    from harness.record import continuation_path
+    from harness.recording.record import continuation_path
 
     request = world.request("amr", "compaction")
     path = tmp_path / "amr-compaction.jsonl"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.record import load_recording, path_spellings
+from harness.recording.record import load_recording, path_spellings
 from harness.secrets.scrub import Scrubber
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Replaying recordings through the engine (``harness/replay.py``).
+"""Replaying recordings through the engine (``harness/recording/replay.py``).
 
 Rules: REPLAY-CHUNK-001, REPLAY-FRAMES-001, REPLAY-STATUS-001, REPLAY-TIMING-001,
 RECORD-PATHS-001. ``data/claude_hello.jsonl`` (one-way, claude-stream-json, ref §2.1)
@@ -21,14 +21,14 @@ from harness.errors import HarnessError
 from harness.events import Event
 from harness.formats import create_parser
 from harness.protocols.base import RunStatus
-from harness.record import (
+from harness.recording.record import (
     Expectation,
     Recording,
     load_recording,
     parse_recording,
     restore_paths,
 )
-from harness.replay import CHUNKING_MODES, REPLAY_PATHS, replay_recording
+from harness.recording.replay import CHUNKING_MODES, REPLAY_PATHS, replay_recording
 
 DATA = Path(__file__).parent / "data"
 
@@ -361,7 +361,7 @@ def _offsets(sizes: list[int]) -> list[int]:
 @pytest.mark.rule("REPLAY-CHUNK-001")
 @pytest.mark.parametrize("name", ["claude_hello.jsonl", "dsh_run.jsonl"])
 def test_each_mode_feeds_the_pieces_it_names(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import harness.replay as replay_module
+    import harness.recording.replay as replay_module
     from harness.capture.adapters import DshCaptureAdapter
 
     sizes: list[int] = []

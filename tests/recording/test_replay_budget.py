@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.corpus import CORPUS_DIR
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.defs.types import BuildOptions, RuntimeContext
 from harness.guards.budget import POSIX_ARGV_PROMPT_BUDGET
-from harness.record import (
+from harness.recording.corpus import CORPUS_DIR
+from harness.recording.record import (
     Chunk,
     Direction,
     ExitInfo,
@@ -30,8 +30,13 @@ from harness.record import (
     format_recording,
     load_recording,
 )
-from harness.replay import replay_recording
-from harness.replay_budget import PLATFORMS, BudgetVerdict, budget_verdicts, recorded_prompt
+from harness.recording.replay import replay_recording
+from harness.recording.replay_budget import (
+    PLATFORMS,
+    BudgetVerdict,
+    budget_verdicts,
+    recorded_prompt,
+)
 
 AIDER = get_agent_def("aider", BUILTIN_DEFS)
 CLAUDE = get_agent_def("claude", BUILTIN_DEFS)

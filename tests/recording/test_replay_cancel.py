@@ -1,4 +1,5 @@
-"""Replay judges cancellation from a recording (``harness/replay_cancel.py``, ``replay.py``).
+"""Replay judges cancellation from a recording (``harness/recording/replay_cancel.py``,
+``replay.py``).
 
 Rules: REPLAY-CANCEL-LADDER-001, REPLAY-CANCEL-FRAMES-001, REPLAY-CANCEL-STATUS-001,
 REPLAY-CANCEL-TIMING-001. The corpus's cancel recordings (one per format, made by the
@@ -15,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from harness.corpus import CANCEL_CASES, CORPUS_DIR
 from harness.ladder import Step, StepKind
-from harness.record import load_recording, parse_recording
-from harness.replay import ReplayResult, replay_recording
-from harness.replay_cancel import describe_ladder, ladder_problems
+from harness.recording.corpus import CANCEL_CASES, CORPUS_DIR
+from harness.recording.record import load_recording, parse_recording
+from harness.recording.replay import ReplayResult, replay_recording
+from harness.recording.replay_cancel import describe_ladder, ladder_problems
 from tests.recording.test_replay import FakeClock
 
 CANCEL_FILES = sorted(p for c in CANCEL_CASES for p in CORPUS_DIR.glob(f"*/{c.name}.jsonl"))

@@ -1,9 +1,10 @@
 """``harness replay`` streams its recording (rule REPLAY-MEMORY-001, design §Reliability).
 
-:func:`harness.record.scan_recording` checks a file line by line as
-:func:`~harness.record.load_recording` would, then :func:`harness.replay.replay_recording`
-reads its stdout again chunk by chunk. Everything here compares that streamed replay with
-the replay of the recording loaded whole: events, verdicts, errors and waits.
+:func:`harness.recording.record.scan_recording` checks a file line by line as
+:func:`~harness.recording.record.load_recording` would, then
+:func:`harness.recording.replay.replay_recording` reads its stdout again chunk by chunk.
+Everything here compares that streamed replay with the replay of the recording loaded
+whole: events, verdicts, errors and waits.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from hypothesis import strategies as st
 from harness.capture import driver
 from harness.errors import HarnessError
 from harness.events import Event
-from harness.record import RecordingError, load_recording, restore_paths, scan_recording
-from harness.replay import CHUNKING_MODES, REPLAY_PATHS, chunk_cuts, replay_recording
+from harness.recording.record import RecordingError, load_recording, restore_paths, scan_recording
+from harness.recording.replay import CHUNKING_MODES, REPLAY_PATHS, chunk_cuts, replay_recording
 from tests.recording.test_replay import FakeClock
 
 DATA = Path(__file__).parent / "data"

@@ -13,7 +13,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness.record import RecordingHeader, RecordingWriter, parse_recording, restore_paths
+from harness.recording.record import (
+    RecordingHeader,
+    RecordingWriter,
+    parse_recording,
+    restore_paths,
+)
 from harness.secrets.scrub import (
     MIN_SECRET_LITERAL,
     REDACTED,

@@ -21,7 +21,7 @@ import pytest
 from harness.cli import main
 from harness.commands.record import recording_json
 from harness.defs.registry import BUILTIN_DEFS, get_agent_def
-from harness.record import (
+from harness.recording.record import (
     Direction,
     RecordingError,
     RunRecorder,

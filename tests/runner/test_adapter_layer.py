@@ -23,7 +23,7 @@ import pytest
 
 from harness.cli import main as harness_main
 from harness.mcp import build_opencode_config_content, injection_secrets, parse_mcp_config
-from harness.record import RunRecorder
+from harness.recording.record import RunRecorder
 from harness.runner import RunResult, run_agent
 from harness.runner.status import RunOutcome
 from tests.runner.conftest import FakeWorld

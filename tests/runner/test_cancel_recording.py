@@ -1,6 +1,6 @@
 """RECORD-LADDER-001: a recorded cancelled run holds its stop ladder, for every transport.
 
-Real fake CLIs under the real runner with a :class:`~harness.record.RunRecorder`: the
+Real fake CLIs under the real runner with a :class:`~harness.recording.record.RunRecorder`: the
 one-way streams and the four two-way sessions (ACP, codex app-server, pi RPC, dsh). The
 steps come in the order seed 001 §10 gives, each in its place among the chunks: the
 protocol cancel frame is written after the cancel step, the CLI's acknowledgement read
@@ -18,7 +18,7 @@ import pytest
 
 from harness.events import Event
 from harness.ladder import StepKind
-from harness.record import Direction, Recording, RunRecorder, parse_recording
+from harness.recording.record import Direction, Recording, RunRecorder, parse_recording
 from harness.runner import RunOutcome, RunRequest, RunResult, run_agent_async
 from tests.runner.conftest import FakeWorld, turn_started
 

@@ -9,7 +9,7 @@ import io
 
 import pytest
 
-from harness.record import RunRecorder, parse_recording
+from harness.recording.record import RunRecorder, parse_recording
 from harness.runner import run_agent_async
 from harness.secrets.scrub import Scrubber, restore_text
 from tests.runner.conftest import FakeWorld

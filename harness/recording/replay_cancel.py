@@ -1,7 +1,7 @@
 """Judging a cancelled run from its recording (the cancel part of ``harness replay``).
 
 Rules: RECORD-LADDER-001, REPLAY-CANCEL-STATUS-001.
-Design: docs/design/recording.md#harness.replay_cancel
+Design: docs/design/recording.md#harness.recording.replay_cancel
 """
 
 from __future__ import annotations

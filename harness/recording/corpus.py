@@ -1,7 +1,7 @@
 """The recordings corpus: where it lives, how it is made, and what a test needs to list it.
 
 Rules: RECORD-LADDER-001.
-Design: docs/design/recording.md#harness.corpus
+Design: docs/design/recording.md#harness.recording.corpus
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from harness.defs.transport import select_transport, transport_names
 from harness.defs.types import AgentDef
 from harness.formats import is_two_way
 from harness.host.launch import path_env_key
-from harness.record import (
+from harness.recording.record import (
     Chunk,
     Direction,
     ExitInfo,
@@ -38,7 +38,7 @@ from harness.record import (
     load_recording,
     parse_recording,
 )
-from harness.replay import replay_recording
+from harness.recording.replay import replay_recording
 from harness.runner import RunRequest, run_agent
 from harness.runner.user_cancel import run_cancelled_after
 from harness.runtime.fakes_install import install_fakes
@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 #: The corpus at the repository root (beside ``harness/``).
-CORPUS_DIR = Path(__file__).resolve().parent.parent / "recordings"
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "recordings"
 README_NAME = "README.md"
 EDGE_DIR_NAME = "edge"
 #: The fixed prompt of every generated recording.
@@ -880,19 +880,19 @@ def readme_problems(root: Path = CORPUS_DIR) -> list[str]:
 _README_INTRO = """\
 # Recordings corpus
 
-Every `*.jsonl` here is a recording (format v1, `harness/record.py`; design
+Every `*.jsonl` here is a recording (format v1, `harness/recording/record.py`; design
 §Recordings). `tests/corpus/test_corpus.py` replays each one at every chunking
 mode, compares its events with a snapshot in `tests/corpus/__snapshots__/`, checks
 the header's `expect` and runs the run-level rule checks over it.
 
 * `<stream_format>/<scenario>.jsonl`: the format's fake CLI on a fake scenario
-  (`fake_clis/scenarios/`), made by `python -m harness.corpus regen`; `(live: …)`
+  (`fake_clis/scenarios/`), made by `python -m harness.recording.corpus regen`; `(live: …)`
   is the status the live run had.
 * `<stream_format>/edge/<RULE-ID>.jsonl`: hand-written, one per strictness rule,
-  named after the rule it shows (`harness/corpus.py`, `EDGE_CASES`).
+  named after the rule it shows (`harness/recording/corpus.py`, `EDGE_CASES`).
 * `real/<agent>/…`: runs of real CLIs (`harness record`).
 
-After a change: `python -m harness.corpus regen [--format F]`, then
+After a change: `python -m harness.recording.corpus regen [--format F]`, then
 `python -m pytest tests/corpus --snapshot-update`. One line per recording:
 """
 
@@ -1021,7 +1021,7 @@ def check(root: Path = CORPUS_DIR, formats: Iterable[str] | None = None) -> list
     for rel in planned_paths(formats):
         path = root / rel
         if not path.is_file():
-            problems.append(f"{rel}: missing (run: python -m harness.corpus regen)")
+            problems.append(f"{rel}: missing (run: python -m harness.recording.corpus regen)")
             continue
         try:
             header = load_recording(path).header
@@ -1032,7 +1032,7 @@ def check(root: Path = CORPUS_DIR, formats: Iterable[str] | None = None) -> list
             problems.append(f"{rel}: the header has no expect")
         case = edge_case(rel)
         if case is not None and path.read_text(encoding="utf-8") != case.text():
-            problems.append(f"{rel}: differs from its definition in harness/corpus.py")
+            problems.append(f"{rel}: differs from its definition in harness/recording/corpus.py")
     return problems + readme_problems(root)
 
 
@@ -1040,9 +1040,9 @@ def check(root: Path = CORPUS_DIR, formats: Iterable[str] | None = None) -> list
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """``python -m harness.corpus regen [--format F]... [--check] | list``."""
+    """``python -m harness.recording.corpus regen [--format F]... [--check] | list``."""
     stream = out if out is not None else sys.stdout
-    parser = argparse.ArgumentParser(prog="python -m harness.corpus", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m harness.recording.corpus", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     regen = sub.add_parser("regen", help="re-record the fake runs and rewrite the edge cases")
     regen.add_argument("--format", action="append", dest="formats", metavar="F")
@@ -1067,7 +1067,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             return 1 if problems else 0
         written = regenerate(args.root, args.formats, jobs=args.jobs, log=stream)
     except (ValueError, RuntimeError) as exc:
-        print(f"harness.corpus: error: {exc}", file=sys.stderr)
+        print(f"harness.recording.corpus: error: {exc}", file=sys.stderr)
         return 2
     print(f"{len(written)} recording(s) written under {args.root}", file=stream)
     return 0

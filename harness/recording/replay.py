@@ -1,7 +1,7 @@
 """Replaying a recording through the same parser or session a live run uses.
 
 Rules: REPLAY-CHUNK-001.
-Design: docs/design/recording.md#harness.replay
+Design: docs/design/recording.md#harness.recording.replay
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from harness.protocols.base import (
     SessionState,
     TwoWaySession,
 )
-from harness.record import (
+from harness.recording.record import (
     Direction,
     ExitInfo,
     Expectation,
@@ -54,8 +54,8 @@ from harness.record import (
     restore_header,
     restore_paths,
 )
-from harness.replay_budget import BudgetVerdict, budget_verdicts
-from harness.replay_cancel import Canceller, CancelPlan, describe_ladder, ladder_problems
+from harness.recording.replay_budget import BudgetVerdict, budget_verdicts
+from harness.recording.replay_cancel import Canceller, CancelPlan, describe_ladder, ladder_problems
 from harness.secrets.scrub import restore_bytes
 
 __all__ = [
@@ -858,8 +858,8 @@ def replay_recording(
 ) -> ReplayResult:
     """Feed ``recording`` through its format's parser or session and judge the result.
 
-    ``recording`` is a parsed :class:`~harness.record.Recording`, or a
-    :class:`~harness.record.RecordingScan` whose stdout is read from its file as it is fed
+    ``recording`` is a parsed :class:`~harness.recording.record.Recording`, or a
+    :class:`~harness.recording.record.RecordingScan` whose stdout is read from its file as it is fed
     (``harness replay``: memory does not grow with the file). ``on_event`` takes each event
     as it comes; the result then keeps only :attr:`ReplayResult.event_count` and what the
     verdicts read, not the events. ``defn`` configures a two-way session (default: the

@@ -1,6 +1,6 @@
 """Recording format v1: the model, a sans-IO writer and a strict reader.
 
-Design: docs/design/recording.md#harness.record
+Design: docs/design/recording.md#harness.recording.record
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Rules: BUDGET-CMDSHIM-001, BUDGET-DIRECTEXE-001, BUDGET-EXCLUSIVE-001, BUDGET-NOOP-001,
 WIN-CMDLINE-EXE-001, WIN-CMDLINE-SHIM-001.
-Design: docs/design/recording.md#harness.replay_budget
+Design: docs/design/recording.md#harness.recording.replay_budget
 """
 
 from __future__ import annotations
