@@ -2,7 +2,7 @@
 
 ``harness conform`` starts hundreds of fakes and detection starts them too, so what a
 fake costs before its first byte is paid again and again. For each wire format (the
-def :func:`harness.corpus.format_choices` picks for it, or the defs given with
+def :func:`harness.recording.corpus.format_choices` picks for it, or the defs given with
 ``--agent``), through the shims ``harness fakes install`` writes:
 
 * probe: ``<bin> --version`` (interpreter, imports, argv check, one line out);
@@ -76,10 +76,9 @@ class Subject:
     """One def's fake, installed in its own sandbox (bin on PATH, HOME, project dir)."""
 
     def __init__(self, root: Path, label: str, agent: str, transport: str) -> None:
-        from harness.fakes_install import install_fakes
-
         from harness.defs.registry import BUILTIN_DEFS
         from harness.defs.transport import select_transport
+        from harness.runtime.fakes_install import install_fakes
 
         self.label = label
         self.bin, self.home, self.cwd = root / "bin", root / "home", root / "cwd"
@@ -124,8 +123,8 @@ class Subject:
 
 def subjects(root: Path, agents: list[str]) -> list[Subject]:
     """One subject per wire format, or per ``agents`` (through the def's first transport)."""
-    from harness.corpus import format_choices
     from harness.defs.transport import transport_names
+    from harness.recording.corpus import format_choices
 
     if agents:
         from harness.defs.registry import BUILTIN_DEFS
