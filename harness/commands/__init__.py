@@ -1,4 +1,8 @@
-"""Implementations of the ``harness`` subcommands (argument parsing is in cli.py)."""
+"""Implementations of the ``harness`` subcommands (argument parsing is in cli.py).
+
+One module per subcommand, plus what several of them share: ``common`` (loading and
+choosing defs) and ``render`` (an event as one terminal line).
+"""
 
 from __future__ import annotations
 

@@ -16,10 +16,10 @@ from typing import IO, TYPE_CHECKING, TextIO
 from harness.capture import adapter_for, parse_host_input, replay_capture
 from harness.capture.driver import capture_values
 from harness.commands.common import choose_def
+from harness.commands.render import format_event
 from harness.errors import HarnessError
 from harness.events import Event, Raw, event_json_line
 from harness.formats import UnknownStreamFormatError, create_parser, two_way_formats
-from harness.render import format_event
 
 if TYPE_CHECKING:
     from harness.capture import CaptureReplay

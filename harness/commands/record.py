@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.commands.common import load_defs
+from harness.commands.render import format_event
 from harness.defs.registry import get_agent_def
 from harness.errors import HarnessError
 from harness.events import Event, event_json_line
 from harness.host.launch import path_env_key
 from harness.inputs import read_text_file
 from harness.recording.record import Expectation, RunRecorder, continuation_path
-from harness.render import format_event
 from harness.runner import RunRequest, run_agent_async
 from harness.runtime.probe import run_probe
 from harness.secrets.detect import secret_values

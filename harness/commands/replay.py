@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from harness.commands.render import format_event
 from harness.errors import HarnessError
 from harness.events import event_json_line
 from harness.recording.record import scan_recording
 from harness.recording.replay import SystemClock, replay_recording
 from harness.recording.replay_budget import PLATFORMS
-from harness.render import format_event
 
 if TYPE_CHECKING:
     from harness.events import Event

@@ -26,6 +26,7 @@ from harness.commands.record import (
     recording_json,
     recording_line,
 )
+from harness.commands.render import format_event
 from harness.defs.types import ResumeStyle
 from harness.errors import HarnessError
 from harness.events import Event, TextDelta, event_json_line
@@ -40,7 +41,6 @@ from harness.inputs import read_text_file
 from harness.mcp import injection_secrets, load_mcp_config
 from harness.mcp.bundles import load_run_tool_bundle
 from harness.mcp.journal import JOURNAL_NAME, recover
-from harness.render import format_event
 from harness.runner import RunRequest, RunResult, run_agent_async
 from harness.runner.conversation import run_conversation_turn
 from harness.runner.engine import CancelOnSignals, EventRetention

@@ -58,6 +58,7 @@ from typing import Any
 
 from harness.capture import adapter_for
 from harness.capture import replay as capture_replay
+from harness.commands.render import format_event
 from harness.errors import HarnessError
 from harness.events import Event, event_json_line
 from harness.formats import create_parser, known_dialects, one_way_formats, two_way_formats
@@ -71,7 +72,6 @@ from harness.recording.record import (
     parse_recording,
 )
 from harness.recording.replay import replay_recording
-from harness.render import format_event
 from harness.streams.decoder import loads_json
 
 __all__ = [

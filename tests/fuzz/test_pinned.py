@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from harness.capture import adapter_for, replay
+from harness.commands.render import format_event
 from harness.events import Event, event_json_line
 from harness.formats import create_parser
 from harness.protocols.base import RunStatus
 from harness.recording.record import Direction, load_recording
-from harness.render import format_event
 from harness.streams.decoder import loads_json
 from tests.fuzz.hostile import RECORDINGS, one_way_targets
 
