@@ -13,6 +13,7 @@ import functools
 import os
 import secrets as _secrets
 import shlex
+import shutil
 import sys
 import tempfile
 import threading
@@ -98,6 +99,10 @@ INACTIVITY_TIMEOUT_MS = 30_000
 LINGER_INACTIVITY_TIMEOUT_MS = 5_000
 #: Bytes of each direction kept for a run's transcript (the evidence is bounded again).
 MAX_WIRE_BYTES = 8 * 1024 * 1024
+#: Threads removing finished runs' directories. Removing a directory is a wait on the
+#: file system's journal, not CPU, and concurrent removals share one commit: on an ext4
+#: disk mounted with ``discard``, 900 directories took 2.9 s on one thread, 0.2 s on four.
+SWEEP_THREADS = 4
 #: Env var carrying a made-up secret into every fake run, so RUN-SECRET-001 is exercised.
 SECRET_ENV = "HARNESS_CONFORM_API_KEY"
 #: The prompt every fake run gets (fakes follow their scenario, not the prompt).
@@ -558,6 +563,24 @@ def _not_tested_all(
     return to_outcomes(def_id, {r: not_tested(why) for r in rules}, scenario=scenario)
 
 
+class _Sweeper:
+    """Removes each finished run's directories in the background, while other runs go on.
+
+    Left to the end, the ~1,600 run directories of conform over every def were removed
+    one by one after the last verdict: 11-16 s of wall time with both cores idle.
+    """
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(SWEEP_THREADS, thread_name_prefix="conform-sweep")
+
+    def discard(self, path: Path) -> None:
+        self._pool.submit(shutil.rmtree, path, ignore_errors=True)
+
+    def close(self) -> None:
+        """Wait until everything handed over is removed."""
+        self._pool.shutdown(wait=True)
+
+
 class _Runner:
     def __init__(
         self,
@@ -570,6 +593,8 @@ class _Runner:
         self.root = root
         self.tracker = tracker
         self.base_env = base_env
+        #: Removes each judged run's directories; :meth:`close` waits for it.
+        self.sweeper = _Sweeper()
         self.secret = "sk-conform-" + _secrets.token_hex(16)
         self.runs = 0
         self._shims: dict[tuple[int, bool], Path] = {}
@@ -621,6 +646,7 @@ class _Runner:
         rules = list(plan.run_rules if rule_ids is None else rule_ids)
         repro = plan.target.repro(job.scenario)
         self.runs += 1
+        request: RunRequest | None = None
         try:
             scenario = load_scenario(job.scenario)
             request = self._request(job.index, job.scenario, scenario)
@@ -653,6 +679,9 @@ class _Runner:
         except Exception as exc:  # the run itself could not be made: not tested, never pass
             why = f"the fake run could not be made: {type(exc).__name__}: {exc}"
             return _not_tested_all(plan.id, rules, why, job.scenario)
+        finally:
+            if request is not None:  # judged: its cwd and home are no longer needed
+                self.sweeper.discard(Path(request.cwd).parent)
         return [
             dataclasses.replace(o, duration_ms=result.duration_ms)
             for o in to_outcomes(plan.id, findings, scenario=job.scenario)
@@ -887,7 +916,10 @@ def run_conform(
             return out
 
         # Phase 2: every (def, scenario) on the fakes, concurrently; flaky re-runs solo.
-        ran = asyncio.run(fakes())
+        try:
+            ran = asyncio.run(fakes())
+        finally:
+            runner.sweeper.close()
         for future in futures:
             outcomes += future.result()
         outcomes += ran

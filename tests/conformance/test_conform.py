@@ -7,6 +7,7 @@ the run over every built-in def and scenario is the last test (the README's main
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import io
 import json
@@ -730,3 +731,18 @@ def test_a_lingering_scenario_gets_the_short_inactivity_timeout(tmp_path: Path) 
     assert result.runs == 1 and result.verdict.failing_cells == ()
     cell = result.verdict.cell("aider", "RUN-TERMINAL-001")
     assert cell is not None and cell.disposition is Disposition.PASS, cell
+
+
+@pytest.mark.rule("CONFORM-PLAN-001")
+def test_a_judged_runs_directories_are_removed_while_conform_goes_on(tmp_path: Path) -> None:
+    """Each run's cwd and home go once the run is judged, not all together at the end
+    (the shims stay: later runs of the def use them)."""
+    plan = _plan(_targets("claude"), scenario_filter=["text"])
+    runner = conform._Runner(plan, tmp_path, conform._Tracker(plan, None), dict(os.environ))
+    (job,) = plan.jobs
+    try:
+        outcomes = asyncio.run(runner.run_one(job))
+    finally:
+        runner.sweeper.close()
+    assert outcomes and all(o.scenario == "text" for o in outcomes)
+    assert sorted(p.name for p in (tmp_path / "d0").iterdir()) == ["bin"]
