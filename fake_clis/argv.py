@@ -15,8 +15,9 @@ argument library produces:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = ["VARIADIC", "Grammar", "Parsed", "UsageError", "parse_argv"]
 
@@ -31,25 +32,51 @@ class UsageError(Exception):
         self.exit_code = exit_code
 
 
-@dataclass(frozen=True)
 class Grammar:
-    #: flag -> arity (0 = switch, 1 = one value, VARIADIC = values until the next flag).
-    flags: Mapping[str, int] = field(default_factory=dict)
-    #: short or alternate spelling -> canonical flag.
-    aliases: Mapping[str, str] = field(default_factory=dict)
-    #: (min, max) positional arguments; max -1 = unbounded.
-    positionals: tuple[int, int] = (0, 0)
-    subcommands: Mapping[str, Grammar] = field(default_factory=dict)
-    #: Flags that may be repeated (others: the last one wins).
-    repeatable: frozenset[str] = frozenset()
+    """The flags, subcommands and positionals one CLI (or subcommand) accepts."""
+
+    __slots__ = ("aliases", "flags", "positionals", "repeatable", "subcommands")
+
+    def __init__(
+        self,
+        flags: Mapping[str, int] | None = None,
+        aliases: Mapping[str, str] | None = None,
+        positionals: tuple[int, int] = (0, 0),
+        subcommands: Mapping[str, Grammar] | None = None,
+        repeatable: frozenset[str] = frozenset(),
+    ) -> None:
+        #: flag -> arity (0 = switch, 1 = one value, VARIADIC = values until the next flag).
+        self.flags: Mapping[str, int] = {} if flags is None else flags
+        #: short or alternate spelling -> canonical flag.
+        self.aliases: Mapping[str, str] = {} if aliases is None else aliases
+        #: (min, max) positional arguments; max -1 = unbounded.
+        self.positionals = positionals
+        self.subcommands: Mapping[str, Grammar] = {} if subcommands is None else subcommands
+        #: Flags that may be repeated (others: the last one wins).
+        self.repeatable = repeatable
 
 
-@dataclass
 class Parsed:
-    #: Subcommand path, e.g. ("exec", "resume").
-    command: tuple[str, ...] = ()
-    flags: dict[str, list[str]] = field(default_factory=dict)
-    positionals: list[str] = field(default_factory=list)
+    """What :func:`parse_argv` found."""
+
+    __slots__ = ("command", "flags", "positionals")
+
+    def __init__(
+        self,
+        command: tuple[str, ...] = (),
+        flags: dict[str, list[str]] | None = None,
+        positionals: list[str] | None = None,
+    ) -> None:
+        #: Subcommand path, e.g. ("exec", "resume").
+        self.command = command
+        self.flags: dict[str, list[str]] = {} if flags is None else flags
+        self.positionals: list[str] = [] if positionals is None else positionals
+
+    def __repr__(self) -> str:
+        return (
+            f"Parsed(command={self.command!r}, flags={self.flags!r}, "
+            f"positionals={self.positionals!r})"
+        )
 
     def has(self, flag: str) -> bool:
         return flag in self.flags

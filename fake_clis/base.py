@@ -8,26 +8,33 @@ Design: docs/design/fakes.md#fake_clis.base
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, BinaryIO, NoReturn
 
 from fake_clis import ids, jsonio
-from fake_clis.argv import Grammar, Parsed, UsageError, parse_argv
-from fake_clis.scenario import Scenario, ScenarioError, Step, load_scenario
+from fake_clis.argv import UsageError, parse_argv
+from fake_clis.scenario import ScenarioError, load_scenario
+
+# A fake starts hundreds of times per conform: nothing here imports dataclasses, pathlib,
+# typing or re at run time (each costs a good part of a bare interpreter's start-up).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any, BinaryIO, NoReturn
+
+    from fake_clis.argv import Grammar, Parsed
+    from fake_clis.scenario import Scenario, Step
 
 __all__ = [
     "RECORDED_ENV_KEYS",
     "CliSpec",
     "FakeRun",
+    "is_within",
     "main_for",
+    "read_text",
+    "write_text",
 ]
 
 #: Env vars a fake copies into its record (MCP injection, transport switches).
@@ -42,45 +49,85 @@ RECORDED_ENV_KEYS = (
 )
 
 
-@dataclass(frozen=True)
 class CliSpec:
     """What one emulated CLI looks like from outside."""
 
-    agent_id: str
-    #: Program name used in messages (the real binary name).
-    prog: str
-    version_output: str
-    grammar: Callable[[bool], Grammar]
-    #: ``commander`` | ``yargs`` | ``clap`` | ``argparse`` (see fake_clis.argv).
-    style: str
-    #: The emulator: runs one invocation after argv parsed; returns the exit code.
-    run: Callable[[FakeRun], int]
-    version_args: tuple[tuple[str, ...], ...] = (("--version",),)
-    help_args: tuple[tuple[str, ...], ...] = (("--help",),)
-    help_text: str = ""
-    #: Flags shown in help (and accepted) only by a current build.
-    optional_flags: tuple[str, ...] = ()
-    models_args: tuple[str, ...] | None = None
-    models_output: str = ""
-    auth_args: tuple[str, ...] | None = None
-    auth_ok: tuple[str, int] = ("Logged in", 0)
-    auth_missing: tuple[str, int] = ("Not logged in", 1)
-    #: Step kinds beyond the common set (``fake_clis.scenario.OPTIONAL_STEP_KINDS``) this
-    #: emulator renders; a scenario using another optional kind is refused (exit 2).
-    optional_steps: frozenset[str] = frozenset()
-    #: The CLI traps SIGTERM and exits with this code by itself (claude 2.1.332: 143,
-    #: recordings/real/claude/cancel.jsonl); ``None``: it dies of the signal.
-    sigterm_exit_code: int | None = None
+    __slots__ = (
+        "agent_id",
+        "auth_args",
+        "auth_missing",
+        "auth_ok",
+        "grammar",
+        "help_args",
+        "help_text",
+        "models_args",
+        "models_output",
+        "optional_flags",
+        "optional_steps",
+        "prog",
+        "run",
+        "sigterm_exit_code",
+        "style",
+        "version_args",
+        "version_output",
+    )
 
+    def __init__(
+        self,
+        *,
+        agent_id: str,
+        prog: str,
+        version_output: str,
+        grammar: Callable[[bool], Grammar],
+        style: str,
+        run: Callable[[FakeRun], int],
+        version_args: tuple[tuple[str, ...], ...] = (("--version",),),
+        help_args: tuple[tuple[str, ...], ...] = (("--help",),),
+        help_text: str = "",
+        optional_flags: tuple[str, ...] = (),
+        models_args: tuple[str, ...] | None = None,
+        models_output: str = "",
+        auth_args: tuple[str, ...] | None = None,
+        auth_ok: tuple[str, int] = ("Logged in", 0),
+        auth_missing: tuple[str, int] = ("Not logged in", 1),
+        optional_steps: frozenset[str] = frozenset(),
+        sigterm_exit_code: int | None = None,
+    ) -> None:
+        self.agent_id = agent_id
+        #: Program name used in messages (the real binary name).
+        self.prog = prog
+        self.version_output = version_output
+        self.grammar = grammar
+        #: ``commander`` | ``yargs`` | ``clap`` | ``argparse`` (see fake_clis.argv).
+        self.style = style
+        #: The emulator: runs one invocation after argv parsed; returns the exit code.
+        self.run = run
+        self.version_args = version_args
+        self.help_args = help_args
+        self.help_text = help_text
+        #: Flags shown in help (and accepted) only by a current build.
+        self.optional_flags = optional_flags
+        self.models_args = models_args
+        self.models_output = models_output
+        self.auth_args = auth_args
+        self.auth_ok = auth_ok
+        self.auth_missing = auth_missing
+        #: Step kinds beyond the common set (``fake_clis.scenario.OPTIONAL_STEP_KINDS``)
+        #: this emulator renders; a scenario using another optional kind is refused (exit 2).
+        self.optional_steps = optional_steps
+        #: The CLI traps SIGTERM and exits with this code by itself (claude 2.1.332: 143,
+        #: recordings/real/claude/cancel.jsonl); ``None``: it dies of the signal.
+        self.sigterm_exit_code = sigterm_exit_code
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+    def __repr__(self) -> str:
+        return f"CliSpec(agent_id={self.agent_id!r}, prog={self.prog!r})"
 
 
 def escape_lone_surrogates(text: str) -> str:
     """``text`` with each lone surrogate (JSON text may hold one as ``\\ud800``) written as
     its ``\\uXXXX`` escape, as node's ``JSON.stringify`` writes it: a real CLI never prints
     one raw, and UTF-8 cannot carry it. Only valid inside a JSON string, where they come from."""
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
 
 
 def utf8_line(line: str) -> bytes:
@@ -91,21 +138,53 @@ def utf8_line(line: str) -> bytes:
         return escape_lone_surrogates(line).encode("utf-8")
 
 
-@dataclass
 class FakeRun:
-    """One invocation of a fake CLI: IO helpers plus the scenario."""
+    """One invocation of a fake CLI: IO helpers plus the scenario.
 
-    spec: CliSpec
-    parsed: Parsed
-    argv: list[str]
-    scenario: Scenario
-    cwd: Path
-    home: Path
-    env: Mapping[str, str]
-    stdin: BinaryIO
-    stdout: BinaryIO
-    stderr: BinaryIO
-    record: dict[str, Any] = field(default_factory=dict)
+    ``cwd`` and ``home`` are absolute paths as ``str`` (``os.path``: pathlib would cost a
+    fake start as much as the rest of its imports).
+    """
+
+    __slots__ = (
+        "argv",
+        "cwd",
+        "env",
+        "home",
+        "parsed",
+        "record",
+        "scenario",
+        "spec",
+        "stderr",
+        "stdin",
+        "stdout",
+    )
+
+    def __init__(
+        self,
+        *,
+        spec: CliSpec,
+        parsed: Parsed,
+        argv: list[str],
+        scenario: Scenario,
+        cwd: str,
+        home: str,
+        env: Mapping[str, str],
+        stdin: BinaryIO,
+        stdout: BinaryIO,
+        stderr: BinaryIO,
+        record: dict[str, Any] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.parsed = parsed
+        self.argv = argv
+        self.scenario = scenario
+        self.cwd = cwd
+        self.home = home
+        self.env = env
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self.record: dict[str, Any] = {} if record is None else record
 
     # -- output ---------------------------------------------------------------
 
@@ -156,13 +235,13 @@ class FakeRun:
     def sleep(self, ms: float) -> None:
         time.sleep(ms / 1000.0)
 
-    def write_file(self, path: str, content: str) -> Path:
-        """Write a tool's file under the cwd, refusing paths that leave it."""
-        target = (self.cwd / path).resolve()
-        if not target.is_relative_to(self.cwd.resolve()):
+    def write_file(self, path: str, content: str) -> str:
+        """Write a tool's file under the cwd, refusing paths that leave it; its real path."""
+        target = os.path.realpath(os.path.join(self.cwd, path))
+        if not is_within(target, os.path.realpath(self.cwd)):
             raise ValueError(f"fake refuses to write outside the cwd: {path}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        write_text(target, content)
         self.record.setdefault("files_written", []).append(path)
         return target
 
@@ -229,24 +308,38 @@ class FakeRun:
     # -- sessions ----------------------------------------------------------------
 
     @property
-    def session_dir(self) -> Path:
-        return self.home / ".fake-cli" / self.spec.agent_id / "sessions"
+    def session_dir(self) -> str:
+        return os.path.join(self.home, ".fake-cli", self.spec.agent_id, "sessions")
+
+    def saved_sessions(self) -> list[str]:
+        """The ids of the saved sessions, oldest first (by modification time)."""
+        directory = self.session_dir
+        try:
+            names = [n for n in os.listdir(directory) if n.endswith(".json")]
+        except OSError:
+            return []
+        names.sort(key=lambda n: os.stat(os.path.join(directory, n)).st_mtime)
+        return [n[: -len(".json")] for n in names]
+
+    def resolve(self, path: str) -> str:
+        """``path`` taken from the cwd, absolute, links resolved (``(cwd / path).resolve()``)."""
+        return os.path.realpath(os.path.join(self.cwd, path))
 
     def new_session_id(self) -> str:
         return ids.uuid4()
 
     def load_session(self, session_id: str) -> dict[str, Any] | None:
-        path = self.session_dir / f"{_safe_name(session_id)}.json"
+        path = os.path.join(self.session_dir, f"{_safe_name(session_id)}.json")
         try:
-            data: dict[str, Any] = jsonio.loads(path.read_text(encoding="utf-8"))
+            data: dict[str, Any] = jsonio.loads(read_text(path))
         except (OSError, ValueError):
             return None
         return data
 
     def save_session(self, session_id: str, turns: Sequence[Mapping[str, Any]]) -> None:
-        self.session_dir.mkdir(parents=True, exist_ok=True)
-        path = self.session_dir / f"{_safe_name(session_id)}.json"
-        path.write_text(jsonio.dumps({"id": session_id, "turns": list(turns)}), encoding="utf-8")
+        os.makedirs(self.session_dir, exist_ok=True)
+        path = os.path.join(self.session_dir, f"{_safe_name(session_id)}.json")
+        write_text(path, jsonio.dumps({"id": session_id, "turns": list(turns)}))
 
     # -- record --------------------------------------------------------------------
 
@@ -256,27 +349,48 @@ class FakeRun:
             return
         self.record.setdefault("agent", self.spec.agent_id)
         self.record.setdefault("argv", self.argv)
-        self.record.setdefault("cwd", str(self.cwd))
+        self.record.setdefault("cwd", self.cwd)
         self.record.setdefault("scenario", self.scenario.name)
         self.record["env"] = {k: self.env[k] for k in RECORDED_ENV_KEYS if k in self.env}
-        mcp = self.cwd / ".mcp.json"
-        if mcp.is_file():
+        mcp = os.path.join(self.cwd, ".mcp.json")
+        if os.path.isfile(mcp):
             try:
-                self.record["mcp_json"] = jsonio.loads(mcp.read_text(encoding="utf-8"))
+                self.record["mcp_json"] = jsonio.loads(read_text(mcp))
             except ValueError:
                 self.record["mcp_json"] = "<invalid JSON>"
         skills = _skill_paths(self.cwd, self.record)
         if skills:
             self.record["skills"] = skills
         # One line: its readers parse it, and indentation would cost a json import.
-        Path(target).write_text(jsonio.dumps(self.record), encoding="utf-8")
+        write_text(target, jsonio.dumps(self.record))
+
+
+def read_text(path: str) -> str:
+    """The UTF-8 text of the file at ``path`` (``Path.read_text``, without pathlib)."""
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` as UTF-8 to ``path`` (``Path.write_text``, without pathlib)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def is_within(path: str, root: str) -> bool:
+    """Whether absolute ``path`` is ``root`` or under it (``Path.is_relative_to``)."""
+    try:
+        return os.path.commonpath([root, path]) == os.path.commonpath([root])
+    except ValueError:  # different drives
+        return False
 
 
 #: A staged skill root named in a prompt (seed 000 §4: ``.od-skills/<basename>-<hash>``).
-_SKILL_PATH = re.compile(r"\.od-skills/[A-Za-z0-9._-]+")
+_SKILL_MARK = ".od-skills/"
+_SKILL_PATH = r"\.od-skills/[A-Za-z0-9._-]+"
 
 
-def _skill_paths(cwd: Path, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _skill_paths(cwd: str, record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each staged skill root the prompt names, and what is really there under ``cwd``:
     whether it is a real directory, its regular files and any links inside it."""
     texts: list[str] = []
@@ -287,23 +401,28 @@ def _skill_paths(cwd: Path, record: Mapping[str, Any]) -> list[dict[str, Any]]:
         elif isinstance(value, list):
             texts.extend(v for v in value if isinstance(v, str))
     out: list[dict[str, Any]] = []
-    for rel in dict.fromkeys(m.group(0) for text in texts for m in _SKILL_PATH.finditer(text)):
-        root = cwd / rel
+    texts = [text for text in texts if _SKILL_MARK in text]
+    if not texts:
+        return out
+    import re  # only a prompt that names a staged skill needs it
+
+    for rel in dict.fromkeys(m.group(0) for text in texts for m in re.finditer(_SKILL_PATH, text)):
+        root = os.path.join(cwd, rel)
         entry: dict[str, Any] = {
             "path": rel,
-            "is_dir": root.is_dir() and not root.is_symlink(),
-            "is_link": root.is_symlink(),
+            "is_dir": os.path.isdir(root) and not os.path.islink(root),
+            "is_link": os.path.islink(root),
             "files": [],
             "links": [],
         }
         if entry["is_dir"]:
             for here, dirs, names in os.walk(root):
                 for name in sorted([*dirs, *names]):
-                    path = Path(here) / name
-                    relpath = path.relative_to(root).as_posix()
-                    if path.is_symlink():
+                    path = os.path.join(here, name)
+                    relpath = os.path.relpath(path, root).replace(os.sep, "/")
+                    if os.path.islink(path):
                         entry["links"].append(relpath)
-                    elif path.is_file():
+                    elif os.path.isfile(path):
                         entry["files"].append(relpath)
             entry["files"].sort()
             entry["links"].sort()
@@ -379,8 +498,10 @@ def _record_on_terminate(run: FakeRun) -> None:
             if code is None:
                 os.kill(os.getpid(), signal.SIGTERM)
             else:
-                with contextlib.suppress(OSError, ValueError):
+                try:  # noqa: SIM105 - contextlib stays off a fake's start path
                     run.stdout.flush()
+                except (OSError, ValueError):
+                    pass
                 os._exit(code)
 
     signal.signal(signal.SIGTERM, on_term)
@@ -424,8 +545,8 @@ def main_for(spec: CliSpec, argv: list[str]) -> int:
         parsed=parsed,
         argv=argv,
         scenario=scenario,
-        cwd=Path.cwd(),
-        home=Path(env.get("HOME") or env.get("USERPROFILE") or Path.home()),
+        cwd=os.getcwd(),
+        home=env.get("HOME") or env.get("USERPROFILE") or os.path.expanduser("~"),
         env=env,
         stdin=sys.stdin.buffer,
         stdout=sys.stdout.buffer,

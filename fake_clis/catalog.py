@@ -7,12 +7,17 @@ agent ids here is their job (the engine in ``harness/`` never does).
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator
-from types import ModuleType
+import sys
 
-from fake_clis.base import CliSpec
-from fake_clis.scenario import Scenario, load_scenario
+from fake_clis.scenario import load_scenario
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import ModuleType
+
+    from fake_clis.base import CliSpec
+    from fake_clis.scenario import Scenario
 
 __all__ = [
     "EMULATOR_MODULES",
@@ -41,12 +46,18 @@ def present_emulators() -> Iterator[tuple[str, ModuleType]]:
     """``(module name, module)`` of every emulator module that is present, in order."""
     for name in EMULATOR_MODULES:
         try:
-            module = importlib.import_module(name)
+            module = _imported(name)
         except ModuleNotFoundError as exc:
             if exc.name != name:
                 raise
             continue
         yield name, module
+
+
+def _imported(name: str) -> ModuleType:
+    """``importlib.import_module(name)`` for an absolute name, without importing importlib."""
+    __import__(name)
+    return sys.modules[name]
 
 
 def all_specs() -> dict[str, CliSpec]:
@@ -76,7 +87,7 @@ def spec_for(agent_id: str, module: str | None = None) -> CliSpec:
     most of its start-up CPU. A stale hint falls back to the full search.
     """
     if module in EMULATOR_MODULES:
-        found = getattr(importlib.import_module(module), "SPECS", {}).get(agent_id)
+        found = getattr(_imported(module), "SPECS", {}).get(agent_id)
         if found is not None:
             return found  # type: ignore[no-any-return]
     specs = all_specs()

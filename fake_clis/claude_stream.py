@@ -5,17 +5,19 @@ Design: docs/design/fakes.md#fake_clis.claude_stream
 
 from __future__ import annotations
 
-import re
+import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from fake_clis import ids, jsonio
 from fake_clis.argv import VARIADIC, Grammar
-from fake_clis.base import CliSpec, FakeRun
-from fake_clis.scenario import Step
+from fake_clis.base import CliSpec, FakeRun, read_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    from fake_clis.scenario import Step
 
 __all__ = [
     "AMP_VERSION",
@@ -34,7 +36,7 @@ CLAUDE_VERSION = "2.1.332"
 CODEBUDDY_VERSION = "2.163.0"
 AMP_VERSION = "0.0.1764201600-gc1a2b3c"
 
-_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
+_UUID_RE = r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$"
 _OUTPUT_FORMATS = ("text", "json", "stream-json")
 _INPUT_FORMATS = ("text", "stream-json")
 _PERMISSION_MODES = ("acceptEdits", "bypassPermissions", "default", "dontAsk", "plan")
@@ -99,9 +101,9 @@ def truncated_line(frame: dict[str, Any]) -> str:
     return line[: len(line) // 2]
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text(path)
     except OSError:
         return ""
 
@@ -118,8 +120,16 @@ def _commander_choice_error(flag: str, meta: str, value: str, choices: Sequence[
     )
 
 
+def _is_uuid(text: str) -> bool:
+    import re  # only a run given --session-id checks one
+
+    return re.match(_UUID_RE, text) is not None
+
+
 def _tool_names(values: Sequence[str]) -> set[str]:
     """``--allowedTools "Bash(git *)" Write,Read`` -> {"Bash", "Write", "Read"}."""
+    import re  # only a run given --allowedTools / --disallowedTools splits them
+
     names: set[str] = set()
     for value in values:
         for part in re.split(r"[,\s]+(?![^()]*\))", value):
@@ -175,22 +185,42 @@ def _gateway(base_url: str) -> str:
 # --------------------------------------------------------------------------- flavours
 
 
-@dataclass(frozen=True)
 class _Flavour:
     """What differs between Claude Code and CodeBuddy Code (same frames, other names)."""
 
-    prog: str
-    version: str
-    version_key: str
-    default_model: str
-    model_aliases: dict[str, str] = field(default_factory=dict)
-    extra_aliases: dict[str, str] = field(default_factory=dict)
-    #: CodeBuddy's own frames (recordings/real/codebuddy/*.jsonl): no thinking-token
-    #: estimates; a tool_use wrapper carries stop_reason "tool_use"; a write is framed by
-    #: ``file-history-snapshot`` lines; ``system/init`` again before ``result``; tool
-    #: results as text blocks; an API error is an assistant text plus an
-    #: ``error_during_execution`` result, and the CLI exits 0.
-    codebuddy_wire: bool = False
+    __slots__ = (
+        "codebuddy_wire",
+        "default_model",
+        "extra_aliases",
+        "model_aliases",
+        "prog",
+        "version",
+        "version_key",
+    )
+
+    def __init__(
+        self,
+        *,
+        prog: str,
+        version: str,
+        version_key: str,
+        default_model: str,
+        model_aliases: dict[str, str] | None = None,
+        extra_aliases: dict[str, str] | None = None,
+        codebuddy_wire: bool = False,
+    ) -> None:
+        self.prog = prog
+        self.version = version
+        self.version_key = version_key
+        self.default_model = default_model
+        self.model_aliases: dict[str, str] = model_aliases or {}
+        self.extra_aliases: dict[str, str] = extra_aliases or {}
+        #: CodeBuddy's own frames (recordings/real/codebuddy/*.jsonl): no thinking-token
+        #: estimates; a tool_use wrapper carries stop_reason "tool_use"; a write is framed
+        #: by ``file-history-snapshot`` lines; ``system/init`` again before ``result``; tool
+        #: results as text blocks; an API error is an assistant text plus an
+        #: ``error_during_execution`` result, and the CLI exits 0.
+        self.codebuddy_wire = codebuddy_wire
 
 
 _CLAUDE = _Flavour(
@@ -358,25 +388,37 @@ class _Abort(Exception):
         self.code = code
 
 
-@dataclass
 class _TurnState:
-    started: float
-    usage: dict[str, int] = field(
-        default_factory=lambda: {
+    """What one turn has counted so far."""
+
+    __slots__ = (
+        "api_error",
+        "api_status",
+        "cost",
+        "denials",
+        "last_text",
+        "messages",
+        "started",
+        "thinking_tokens",
+        "usage",
+    )
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.usage: dict[str, int] = {
             "input_tokens": 0,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
             "output_tokens": 0,
         }
-    )
-    cost: float | None = None
-    messages: int = 0
-    last_text: list[str] = field(default_factory=list)
-    #: Running estimate of thinking tokens announced by ``system/thinking_tokens``.
-    thinking_tokens: int = 0
-    denials: list[dict[str, Any]] = field(default_factory=list)
-    api_error: str | None = None
-    api_status: int | None = None
+        self.cost: float | None = None
+        self.messages = 0
+        self.last_text: list[str] = []
+        #: Running estimate of thinking tokens announced by ``system/thinking_tokens``.
+        self.thinking_tokens = 0
+        self.denials: list[dict[str, Any]] = []
+        self.api_error: str | None = None
+        self.api_status: int | None = None
 
 
 class _ClaudeSession:
@@ -458,7 +500,7 @@ class _ClaudeSession:
     def open_session(self) -> None:
         run, p = self.run, self.run.parsed
         minted = p.value("--session-id")
-        if minted is not None and not _UUID_RE.match(minted):
+        if minted is not None and not _is_uuid(minted):
             raise _Abort("Error: Invalid session ID. Must be a valid UUID.")
         prior: dict[str, Any] | None = None
         resume = p.value("--resume")
@@ -484,13 +526,9 @@ class _ClaudeSession:
         run.record["session_id"] = self.session_id
 
     def _latest_session(self) -> dict[str, Any] | None:
-        directory = self.run.session_dir
-        if not directory.is_dir():
-            return None
-        cwd = str(self.run.cwd)
-        candidates = sorted(directory.glob("*.json"), key=lambda f: f.stat().st_mtime)
-        for path in reversed(candidates):
-            data = self.run.load_session(path.stem)
+        cwd = self.run.cwd
+        for session_id in reversed(self.run.saved_sessions()):
+            data = self.run.load_session(session_id)
             turns = data.get("turns", []) if data else []
             if data and turns and turns[-1].get("cwd") == cwd:
                 return data
@@ -568,9 +606,9 @@ class _ClaudeSession:
             if value.lstrip().startswith("{"):
                 sources.append(value)
             else:
-                sources.append(_read_text(Path(value)))
+                sources.append(_read_text(value))
         if not self.run.parsed.has("--strict-mcp-config"):
-            sources.append(_read_text(self.run.cwd / ".mcp.json"))
+            sources.append(_read_text(os.path.join(self.run.cwd, ".mcp.json")))
         names: list[str] = []
         for text in sources:
             try:
@@ -723,7 +761,7 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
     result_extra: Any
     if kind == "write":
         path = str(step.get("path", "file.txt"))
-        target = str((run.cwd / path).resolve())
+        target = run.resolve(path)
         name, tool_input = "Write", {"file_path": target, "content": str(step.get("content", ""))}
         denial = (
             f"Claude requested permissions to write to {target}, but you haven't granted it yet."
@@ -1133,7 +1171,7 @@ class _AmpRun:
             path = str(step.get("path", "file.txt"))
             name = "create_file"
             tool_input: dict[str, Any] = {
-                "path": str((self.run.cwd / path).resolve()),
+                "path": self.run.resolve(path),
                 "content": str(step.get("content", "")),
             }
         elif kind == "shell":

@@ -176,7 +176,7 @@ class _AppServer:
         self.interrupt = False
         self.items = 0
         home = run.env.get("CODEX_HOME")
-        self.codex_home = Path(home) if home else run.home / ".codex"
+        self.codex_home = Path(home) if home else Path(run.home, ".codex")
 
     # -- IO -------------------------------------------------------------------------------------
 
@@ -1006,7 +1006,7 @@ class _Turn:
         failed = bool(step.get("is_error"))
         if not failed:
             try:
-                self.run.cwd = self.thread.cwd
+                self.run.cwd = str(self.thread.cwd)
                 self.run.write_file(rel, content)
             except (ValueError, OSError):
                 failed = True

@@ -203,7 +203,7 @@ class _Copilot:
         call_id = str(step.get("id") or f"toolu_{ids.uuid4_hex()[:24]}")
         command = ""
         if kind == "write":
-            target = str((self.run.cwd / str(step.get("path", "file.txt"))).resolve())
+            target = self.run.resolve(str(step.get("path", "file.txt")))
             name = "create"
             arguments: dict[str, Any] = {
                 "path": target,
@@ -433,12 +433,11 @@ def _session(run: FakeRun) -> tuple[str, list[dict[str, Any]]] | str:
         prior = run.load_session(resume)
         if prior is None:
             return f"Error: no session found with ID {resume}"
-    elif p.has("--continue") and run.session_dir.is_dir():
-        files = sorted(run.session_dir.glob("*.json"), key=lambda f: f.stat().st_mtime)
-        for path in reversed(files):
-            data = run.load_session(path.stem)
+    elif p.has("--continue"):
+        for session_id in reversed(run.saved_sessions()):
+            data = run.load_session(session_id)
             turns = data.get("turns", []) if data else []
-            if data and turns and turns[-1].get("cwd") == str(run.cwd):
+            if data and turns and turns[-1].get("cwd") == run.cwd:
                 prior = data
                 break
     if prior is not None:

@@ -151,7 +151,7 @@ Commands:
 def _dsh_home(run: FakeRun) -> Path:
     """seed 001 §8: the Harness home is the user's DSH_HOME (``$HOME/.dsh`` by default)."""
     configured = run.env.get("DSH_HOME")
-    return Path(configured) if configured else run.home / ".dsh"
+    return Path(configured) if configured else Path(run.home, ".dsh")
 
 
 def profile_marker(home: Path, profile: str = PROFILE) -> Path:
@@ -521,7 +521,7 @@ class _StdioRun:
             return self._protocol_error(
                 "INVALID_CWD", "The execute cwd is not a directory.", self.request_id
             )
-        run.cwd = cwd
+        run.cwd = str(cwd)
         model = command.get("model")
         entry = _model_entry(model)
         if model is not None and entry is None:
@@ -682,7 +682,7 @@ class _StdioRun:
             path = str(step.get("path") or "output.txt")
             content = str(step.get("content", ""))
             arguments: dict[str, Any] = {"file_path": path, "content": content}
-            output = str(step.get("output", "")) if failed else _written(self.run.cwd / path)
+            output = str(step.get("output", "")) if failed else _written(Path(self.run.cwd, path))
         elif kind == "shell":
             name = "bash"
             command = str(step.get("command", ""))

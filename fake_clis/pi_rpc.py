@@ -625,12 +625,12 @@ class _PiServer:
             if not path.is_file():
                 self.respond(command, "new_session", error=f"Session file not found: {parent}")
                 return
-            parent_turns = _SessionFile.reopen(path, self.run.cwd).user_turns
+            parent_turns = _SessionFile.reopen(path, Path(self.run.cwd)).user_turns
             self.run.record.update(
                 parent_session=str(parent), resumed=True, prior_turns=parent_turns
             )
         self.session = _fresh_session(
-            self.flavour, self.session_dir, self.run.cwd, str(parent) if parent else None
+            self.flavour, self.session_dir, Path(self.run.cwd), str(parent) if parent else None
         )
         self.respond(command, "new_session", {"cancelled": False})
 
@@ -730,7 +730,8 @@ _NOT_EMULATED = frozenset(
 def _retry_settings(run: FakeRun) -> dict[str, Any]:
     """settings.md "Retry": global ``~/.pi/agent/settings.json``, then the project's."""
     settings: dict[str, Any] = {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000}
-    for path in (run.home / ".pi" / "agent" / "settings.json", run.cwd / ".pi" / "settings.json"):
+    home, cwd = Path(run.home), Path(run.cwd)
+    for path in (home / ".pi" / "agent" / "settings.json", cwd / ".pi" / "settings.json"):
         try:
             data = jsonio.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -1254,11 +1255,11 @@ def _session_for(
         existing = sorted(directory.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
         if existing:
             return _reopened(run, existing[-1])
-    return _fresh_session(flavour, directory, run.cwd)
+    return _fresh_session(flavour, directory, Path(run.cwd))
 
 
 def _reopened(run: FakeRun, path: Path) -> _SessionFile:
-    session = _SessionFile.reopen(path, run.cwd)
+    session = _SessionFile.reopen(path, Path(run.cwd))
     run.record.update(resumed=True, prior_turns=session.user_turns, session_file=str(path))
     return session
 
@@ -1295,8 +1296,8 @@ def _main(flavour: _Flavour) -> Callable[[FakeRun], int]:
                 run.err(f"Error: --cwd {args.cwd} is not a directory\n")
                 return 1
             os.chdir(target)
-            run.cwd = target.resolve()
-        model, warnings, error = _resolve_model(flavour, args, run.home)
+            run.cwd = str(target.resolve())
+        model, warnings, error = _resolve_model(flavour, args, Path(run.home))
         for warning in warnings:
             run.err(f"Warning: {warning}\n")
         problems = []
@@ -1312,16 +1313,16 @@ def _main(flavour: _Flavour) -> Callable[[FakeRun], int]:
             return 1
         assert model is not None
         if flavour.prime:
-            directory: Path | None = run.home / ".prime" / "agent" / "sessions"
+            directory: Path | None = Path(run.home, ".prime", "agent", "sessions")
         elif args.no_session:
             directory = None
         else:
             configured = args.session_dir or run.env.get("PI_CODING_AGENT_SESSION_DIR")
             directory = (
-                Path(configured).expanduser() if configured else run.cwd / ".pi" / "sessions"
+                Path(configured).expanduser() if configured else Path(run.cwd, ".pi", "sessions")
             )
             if not directory.is_absolute():
-                directory = run.cwd / directory
+                directory = Path(run.cwd) / directory
         session = _session_for(run, flavour, args, directory)
         if isinstance(session, str):
             run.err(session + "\n")

@@ -199,11 +199,9 @@ def _ask(run: FakeRun, question: str, *, on_stdout: bool, default: bool) -> bool
 
 
 def _latest_session(run: FakeRun) -> dict[str, Any] | None:
-    if not run.session_dir.is_dir():
-        return None
-    for path in sorted(run.session_dir.glob("*.json"), key=lambda f: f.stat().st_mtime)[::-1]:
-        data = run.load_session(path.stem)
-        if data and data.get("turns") and data["turns"][-1].get("cwd") == str(run.cwd):
+    for session_id in reversed(run.saved_sessions()):
+        data = run.load_session(session_id)
+        if data and data.get("turns") and data["turns"][-1].get("cwd") == run.cwd:
             return data
     return None
 
@@ -752,7 +750,7 @@ class _Aider(_Plain):
         """Coder.allowed_to_edit without git: a file not in the chat is confirmed first."""
         if path in self.chat_files:
             return True
-        if (self.run.cwd / path).exists():
+        if os.path.exists(os.path.join(self.run.cwd, path)):
             question = "Allow edits to file that has not been added to the chat?"
         else:
             question = "Create new file?"

@@ -161,7 +161,7 @@ class _Qoder:
         kind = str(step.get("tool", "other"))
         tool_id = str(step.get("id") or f"toolu_{ids.uuid4_hex()[:24]}")
         if kind == "write":
-            target = str((self.run.cwd / str(step.get("path", "file.txt"))).resolve())
+            target = self.run.resolve(str(step.get("path", "file.txt")))
             name = "Write"
             tool_input: dict[str, Any] = {
                 "file_path": target,
@@ -421,11 +421,10 @@ def _main(run: FakeRun) -> int:
         if prior is None:
             run.err(f"Error: session {resume} not found\n")
             return 1
-    elif p.has("--continue") and run.session_dir.is_dir():
-        files = sorted(run.session_dir.glob("*.json"), key=lambda f: f.stat().st_mtime)
-        for path in reversed(files):
-            data = run.load_session(path.stem)
-            if data and data.get("turns") and data["turns"][-1].get("cwd") == str(run.cwd):
+    elif p.has("--continue"):
+        for session_id in reversed(run.saved_sessions()):
+            data = run.load_session(session_id)
+            if data and data.get("turns") and data["turns"][-1].get("cwd") == run.cwd:
                 prior = data
                 break
     turns: list[dict[str, Any]] = list(prior.get("turns", [])) if prior else []

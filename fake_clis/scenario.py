@@ -10,12 +10,15 @@ Design: docs/design/fakes.md#fake_clis.scenario
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+import os
 
 from fake_clis import jsonio
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
 
 __all__ = [
     "OPTIONAL_STEP_KINDS",
@@ -29,8 +32,9 @@ __all__ = [
     "parse_scenario",
 ]
 
-SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
-SCHEMA_FILE = SCENARIO_DIR / "scenario.schema.json"
+#: The bundled scenarios (a ``str``: pathlib stays off a fake's start path).
+SCENARIO_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "scenarios")
+SCHEMA_FILE = os.path.join(SCENARIO_DIR, "scenario.schema.json")
 
 STEP_KINDS = frozenset(
     {
@@ -61,11 +65,25 @@ class ScenarioError(ValueError):
     """A scenario file that is not valid; names the file and the JSON path."""
 
 
-@dataclass(frozen=True)
 class Step:
-    kind: str
-    #: The step's own fields (validated against the schema).
-    data: Mapping[str, Any] = field(default_factory=dict)
+    """One step of a scenario: its kind and its own fields (validated against the schema)."""
+
+    __slots__ = ("data", "kind")
+
+    def __init__(self, kind: str, data: Mapping[str, Any] | None = None) -> None:
+        self.kind = kind
+        self.data: Mapping[str, Any] = {} if data is None else data
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Step):
+            return NotImplemented
+        return (self.kind, self.data) == (other.kind, other.data)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.data))
+
+    def __repr__(self) -> str:
+        return f"Step(kind={self.kind!r}, data={self.data!r})"
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
@@ -84,18 +102,60 @@ class Step:
         return [self.text] if self.text else []
 
 
-@dataclass(frozen=True)
 class Scenario:
-    name: str
-    description: str
-    steps: tuple[Step, ...]
-    stop_reason: str = "end_turn"
-    exit_code: int = 0
-    stall_ms: int = 0
-    ignore_stdin_close: bool = False
-    old_version: bool = False
-    auth: str = "ok"
-    source: str = ""
+    """What the "model" does in one fake run, and how the run ends."""
+
+    __slots__ = (
+        "auth",
+        "description",
+        "exit_code",
+        "ignore_stdin_close",
+        "name",
+        "old_version",
+        "source",
+        "stall_ms",
+        "steps",
+        "stop_reason",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        steps: tuple[Step, ...],
+        stop_reason: str = "end_turn",
+        exit_code: int = 0,
+        stall_ms: int = 0,
+        ignore_stdin_close: bool = False,
+        old_version: bool = False,
+        auth: str = "ok",
+        source: str = "",
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.steps = steps
+        self.stop_reason = stop_reason
+        self.exit_code = exit_code
+        self.stall_ms = stall_ms
+        self.ignore_stdin_close = ignore_stdin_close
+        self.old_version = old_version
+        self.auth = auth
+        self.source = source
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in Scenario.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Scenario):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Scenario(name={self.name!r}, source={self.source!r}, steps={self.steps!r})"
 
     @property
     def final_text(self) -> str:
@@ -112,7 +172,8 @@ class Scenario:
 
 
 def _schema() -> dict[str, Any]:
-    schema: dict[str, Any] = jsonio.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    with open(SCHEMA_FILE, encoding="utf-8") as handle:
+        schema: dict[str, Any] = jsonio.loads(handle.read())
     return schema
 
 
@@ -160,11 +221,17 @@ def parse_scenario(raw: Any, *, source: str = "<scenario>", validate: bool = Tru
 
 def load_scenario(name_or_path: str) -> Scenario:
     """Load a scenario by name (``happy``) or path (``./my.json``)."""
-    path = Path(name_or_path)
-    if not path.suffix:
-        path = SCENARIO_DIR / f"{name_or_path}.json"
+    if _suffix(name_or_path):
+        # Only a scenario given by path (validated with jsonschema anyway) needs pathlib:
+        # its messages keep pathlib's spelling of the path.
+        from pathlib import Path
+
+        path = str(Path(name_or_path))
+    else:
+        path = os.path.join(SCENARIO_DIR, f"{name_or_path}.json")
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except OSError as exc:
         known = ", ".join(list_scenarios())
         raise ScenarioError(
@@ -177,9 +244,18 @@ def load_scenario(name_or_path: str) -> Scenario:
     # A bundled scenario is validated by the test suite (test_every_bundled_scenario_is_valid);
     # skipping the schema here spares every fake start importing jsonschema (~0.2 s of CPU,
     # most of a fake's start-up, paid hundreds of times by `harness conform`).
-    bundled = path.resolve().parent == SCENARIO_DIR.resolve()
-    return parse_scenario(raw, source=str(path), validate=not bundled)
+    bundled = os.path.dirname(os.path.realpath(path)) == SCENARIO_DIR
+    return parse_scenario(raw, source=path, validate=not bundled)
+
+
+def _suffix(path: str) -> str:
+    """``Path(path).suffix``: the last component's extension, ``""`` for none."""
+    name = os.path.basename(path.rstrip("/" + os.sep))
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def list_scenarios() -> list[str]:
-    return sorted(p.stem for p in SCENARIO_DIR.glob("*.json") if p.name != SCHEMA_FILE.name)
+    schema = os.path.basename(SCHEMA_FILE)
+    names = os.listdir(SCENARIO_DIR)
+    return sorted(n[: -len(".json")] for n in names if n.endswith(".json") and n != schema)

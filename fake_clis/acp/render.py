@@ -479,7 +479,7 @@ class TurnRenderer:
     def write(self, path: str, content: str) -> None:
         """Write through ``run.write_file``, relative to the session's cwd."""
         saved = self.run.cwd
-        self.run.cwd = Path(self.session.cwd)
+        self.run.cwd = str(self.session.cwd)
         try:
             self.run.write_file(path, content)
         finally:

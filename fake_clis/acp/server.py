@@ -662,7 +662,7 @@ class AcpServer:
     def _doc_path(self, durable: str) -> Path | None:
         if not DURABLE_ID.match(durable):
             return None
-        return self.run.session_dir / f"{durable}.json"
+        return Path(self.run.session_dir, f"{durable}.json")
 
     def _write_doc(
         self, durable: str, change: Callable[[dict[str, Any]], Any], *, create: bool = False

@@ -6,6 +6,7 @@ Design: docs/design/fakes.md#fake_clis.json_events.codex
 from __future__ import annotations
 
 import importlib
+import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -573,12 +574,10 @@ def _codex_exec(run: FakeRun, parsed: Parsed) -> int:
     run.record["disabled_features"] = parsed.values("--disable")
     workdir = parsed.value("--cd")
     if workdir is not None:
-        path = Path(workdir)
-        if not path.is_absolute():
-            path = run.cwd / path
-        if not path.is_dir():
+        path = os.path.join(run.cwd, workdir)
+        if not os.path.isdir(path):
             raise Fail(f"Error: No such file or directory (os error 2): {workdir}", 1)
-        run.cwd = path.resolve()
+        run.cwd = os.path.realpath(path)
         run.record["cd"] = workdir
     model = parsed.value("--model")
     run.record["model"] = model

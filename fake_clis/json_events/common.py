@@ -7,11 +7,11 @@ Design: docs/design/fakes.md#fake_clis.json_events.common
 from __future__ import annotations
 
 import abc
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from fake_clis import ids, jsonio
@@ -253,16 +253,10 @@ def read_prompt(run: FakeRun, positional: Sequence[str]) -> str:
 
 
 def most_recent_session(run: FakeRun) -> dict[str, Any] | None:
-    try:
-        files = sorted(run.session_dir.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    except OSError:
-        return None
-    for path in reversed(files):
-        try:
-            data: dict[str, Any] = jsonio.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        return data
+    for session_id in reversed(run.saved_sessions()):
+        data = run.load_session(session_id)
+        if data is not None:
+            return data
     return None
 
 
@@ -288,9 +282,9 @@ class Session:
         self.run.record["turns"] = len(self.turns)
 
 
-def write_target(run: FakeRun, step: Step) -> tuple[str, Path, bool, str]:
+def write_target(run: FakeRun, step: Step) -> tuple[str, str, bool, str]:
     """The scenario's write tool: ``(relative path, absolute path, existed, content)``."""
     rel = str(step.get("path") or "output.txt")
     content = str(step.get("content", ""))
-    target = (run.cwd / rel).resolve()
-    return rel, target, target.exists(), content
+    target = run.resolve(rel)
+    return rel, target, os.path.exists(target), content

@@ -5,7 +5,7 @@ Design: docs/design/fakes.md#fake_clis.json_events.cursor
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any
 
 from fake_clis import ids
@@ -403,10 +403,9 @@ def _cursor_print(run: FakeRun, parsed: Parsed) -> int:
         )
     workspace = parsed.value("--workspace")
     if workspace is not None:
-        path = Path(workspace)
-        if not path.is_dir():
+        if not os.path.isdir(workspace):
             raise Fail(f"Error: Workspace path does not exist: {workspace}", 1)
-        run.cwd = path.resolve()
+        run.cwd = os.path.realpath(workspace)
         run.record["workspace"] = workspace
     run.record["force"] = parsed.has("--force")
     run.record["trust"] = parsed.has("--trust")

@@ -5,6 +5,7 @@ Design: docs/design/fakes.md#fake_clis.json_events.gemini
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fake_clis import ids
@@ -246,7 +247,7 @@ def _gemini_main(run: FakeRun) -> int:
         if session is None:
             run.err(f'Error: Invalid session identifier "{deleted}".\n')
             return 1
-        (run.session_dir / f"{session['id']}.json").unlink()
+        os.unlink(os.path.join(run.session_dir, f"{session['id']}.json"))
         run.out(f"Deleted session {deleted}.")
         return 0
     if parsed.has("--list-extensions"):
@@ -264,27 +265,21 @@ def _gemini_session(run: FakeRun, ref: str) -> dict[str, Any] | None:
     if ref == "latest":
         return most_recent_session(run)
     if ref.isdigit():
-        try:
-            paths = sorted(run.session_dir.glob("*.json"), key=lambda p: p.stat().st_mtime)
-        except OSError:
-            return None
+        saved = run.saved_sessions()
         index = int(ref)
-        return run.load_session(paths[index - 1].stem) if 1 <= index <= len(paths) else None
+        return run.load_session(saved[index - 1]) if 1 <= index <= len(saved) else None
     return run.load_session(ref)
 
 
 def _gemini_list_sessions(run: FakeRun) -> int:
     """``--list-sessions``: the saved sessions, oldest first, with the index --resume takes."""
-    try:
-        paths = sorted(run.session_dir.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    except OSError:
-        paths = []
-    if not paths:
+    saved = run.saved_sessions()
+    if not saved:
         run.out("No previous sessions found for this project.")
         return 0
-    run.out(f"Available sessions for this project ({len(paths)}):")
-    for index, path in enumerate(paths, start=1):
-        run.out(f"  {index}. [{path.stem}]")
+    run.out(f"Available sessions for this project ({len(saved)}):")
+    for index, session_id in enumerate(saved, start=1):
+        run.out(f"  {index}. [{session_id}]")
     return 0
 
 

@@ -5,6 +5,7 @@ Design: docs/design/fakes.md#fake_clis.json_events.opencode
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -458,12 +459,10 @@ def _opencode_run(run: FakeRun, parsed: Parsed, flavour: _OpenCodeFlavour) -> in
         )
     directory = parsed.value("--dir")
     if directory is not None:
-        path = Path(directory)
-        if not path.is_absolute():
-            path = run.cwd / path
-        if not path.is_dir():
+        path = os.path.join(run.cwd, directory)
+        if not os.path.isdir(path):
             raise Fail(f"Error: Failed to change directory to {directory}", 1)
-        run.cwd = path.resolve()
+        run.cwd = os.path.realpath(path)
         run.record["dir"] = directory
     for flag in ("--dangerously-skip-permissions", "--auto", "--thinking"):
         run.record[flag.lstrip("-").replace("-", "_")] = parsed.has(flag)

@@ -274,7 +274,7 @@ def _argv(raw: Any) -> ArgvSpec:
 
 
 def _scenario_dir() -> Path:
-    return SCENARIO_DIR
+    return Path(SCENARIO_DIR)
 
 
 def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None = None) -> Recipe:

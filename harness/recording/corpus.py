@@ -213,7 +213,7 @@ def _scenario_file(scenario_name: str, plan: RunPlan, where: Path) -> str:
         return str(path)
     if not plan.step_overrides:
         return scenario_name
-    data = json.loads((SCENARIO_DIR / f"{scenario_name}.json").read_text(encoding="utf-8"))
+    data = json.loads((Path(SCENARIO_DIR) / f"{scenario_name}.json").read_text(encoding="utf-8"))
     for step in data["steps"]:
         step.update(plan.step_overrides.get(step["kind"], {}))
     path = where / f"{scenario_name}.json"

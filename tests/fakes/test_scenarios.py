@@ -20,7 +20,7 @@ from fake_clis.scenario import (
 @pytest.mark.rule("FAKE-SCENARIO-001")
 @pytest.mark.parametrize("name", list_scenarios())
 def test_every_bundled_scenario_is_valid(name: str) -> None:
-    path = SCENARIO_DIR / f"{name}.json"
+    path = Path(SCENARIO_DIR) / f"{name}.json"
     validate_scenario(json.loads(path.read_text(encoding="utf-8")), source=str(path))
     assert load_scenario(name).name == name
 

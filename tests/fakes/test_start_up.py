@@ -74,6 +74,31 @@ def test_a_shim_start_imports_one_emulator_and_no_heavy_stdlib() -> None:
         assert not heavy, (agent, heavy)
 
 
+#: What the claude fake's start must not import: each costs a good part of a bare start.
+START_PATH_FREE = {"json", "re", "dataclasses", "pathlib", "typing", "contextlib", "inspect"}
+
+
+@pytest.mark.rule("RUN-FAKES-001")
+def test_the_claude_fake_starts_without_json_re_dataclasses_pathlib_or_typing() -> None:
+    code = (
+        "import sys\n"
+        f"sys.argv = [{str(SHIM)!r}, 'fake_clis.claude_stream', 'claude', '--version']\n"
+        f"source = open({str(SHIM)!r}).read()\n"
+        "try:\n"
+        f"    scope = {{'__name__': '__main__', '__file__': {str(SHIM)!r}}}\n"
+        f"    exec(compile(source, {str(SHIM)!r}, 'exec'), scope)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    loaded = set(out.splitlines()[-1].split())
+    assert "fake_clis.claude_stream" in loaded
+    assert not loaded & START_PATH_FREE, loaded & START_PATH_FREE
+
+
 @pytest.mark.rule("RUN-FAKES-001")
 def test_the_shim_names_its_usage() -> None:
     done = subprocess.run(
