@@ -39,7 +39,7 @@ from harness.defs.types import AgentDef, ResumeStyle
 from harness.errors import HarnessError
 from harness.recording.replay_budget import BudgetVerdict, budget_verdicts
 from harness.runner import RunRequest, is_substantive, run_agent_async
-from harness.runtime.fakes_install import shim_name, shim_text
+from harness.runtime.fakes_install import prepare_fake_home, shim_name, shim_text
 
 if TYPE_CHECKING:
     from fake_clis.scenario import Scenario
@@ -622,6 +622,7 @@ class _Runner:
         cwd, home = run_dir / "cwd", run_dir / "home"
         cwd.mkdir(parents=True)
         home.mkdir()
+        prepare_fake_home(home)
         env = clean_fake_env(self.base_env, target.defn, shim.parent, home)
         env["FAKE_CLI_SCENARIO"] = scenario
         specify = target.defn.resume_style is ResumeStyle.SPECIFY

@@ -34,7 +34,7 @@ from harness.mcp.servers import McpServerConfig, McpTransport
 from harness.runner.conversation import run_conversation_turn
 from harness.runner.engine import run_agent_async
 from harness.runner.types import RunRequest, RunResult
-from harness.runtime.fakes_install import install_fakes
+from harness.runtime.fakes_install import install_fakes, prepare_fake_home
 from harness.secrets.redact import Redactor
 
 __all__ = ["AdapterObservations", "observe_adapter_layer"]
@@ -148,9 +148,7 @@ class _Lab:
         install_fakes(self.bin, [defn], played_by={defn.id: emulator})
         self.home = root / "home"
         self.home.mkdir()
-        settings = self.home / ".pi" / "agent" / "settings.json"
-        settings.parent.mkdir(parents=True)
-        settings.write_text(json.dumps({"retry": {"baseDelayMs": 20}}), encoding="utf-8")
+        prepare_fake_home(self.home)
         self.projects = root / "projects"
         self.projects.mkdir()
         self.outside = root / "users-own-repo"

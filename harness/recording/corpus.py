@@ -41,7 +41,7 @@ from harness.recording.record import (
 from harness.recording.replay import replay_recording
 from harness.runner import RunRequest, run_agent
 from harness.runner.user_cancel import run_cancelled_after
-from harness.runtime.fakes_install import install_fakes
+from harness.runtime.fakes_install import install_fakes, prepare_fake_home
 
 if TYPE_CHECKING:
     from harness.runner.types import RunError, RunResult
@@ -264,10 +264,7 @@ def _make_world(root: Path, choice: FormatChoice) -> _World:
     world.home.mkdir(parents=True, exist_ok=True)
     world.cwd.mkdir(parents=True, exist_ok=True)
     install_fakes(world.bin, BUILTIN_DEFS, agents=[choice.agent])
-    # pi's auto-retry waits 2 s, 4 s, 8 s by default; keep failing runs short.
-    settings = world.home / ".pi" / "agent" / "settings.json"
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps({"retry": {"baseDelayMs": 20}}), encoding="utf-8")
+    prepare_fake_home(world.home)
     return world
 
 

@@ -41,6 +41,7 @@ from harness.host.launch import RealFileSystem
 from harness.protocols.base import Actions, Finished, RunStatus, SessionRequest, TwoWaySession
 from harness.protocols.pi_rpc import PiRpcSession
 from harness.runtime.detect import detect_agent
+from harness.runtime.fakes_install import prepare_fake_home
 from tests.fakes.conftest import FakeCli, events_of, install_shim, text_of
 from tests.fakes.test_acp import Live, drive, stdout_frames
 from tests.support.processes import StdoutPump, kill_tree
@@ -411,6 +412,16 @@ def test_api_error_then_auto_retry_exhausted(fake: FakeCli) -> None:
     # pi reports the failure in the stream and its rpc shutdown exits 0 (pi 0.73.1,
     # recordings/real/pi/api_error.jsonl), whatever the scenario says.
     assert live.code == 0
+
+
+@pytest.mark.rule("FAKE-PI-006")
+def test_a_prepared_fake_home_keeps_the_retries_and_shrinks_their_waits(fake: FakeCli) -> None:
+    """The HOME conform gives its fake runs: pi retries as by default, 20 ms apart."""
+    prepare_fake_home(fake.home)
+    live = run_pi(fake, "pi", "api_error")
+    starts = events_named(live, "auto_retry_start")
+    assert [(s["attempt"], s["delayMs"]) for s in starts] == [(1, 20), (2, 40), (3, 80)]
+    assert events_named(live, "auto_retry_end")[0]["attempt"] == 3
 
 
 @pytest.mark.rule("FAKE-PI-006")

@@ -23,7 +23,7 @@ from harness.defs.registry import BUILTIN_DEFS, get_agent_def
 from harness.events import Event, Status, TextDelta
 from harness.host.launch import path_env_key
 from harness.runner import RunRequest, RunResult, run_agent_async
-from harness.runtime.fakes_install import install_fakes
+from harness.runtime.fakes_install import install_fakes, prepare_fake_home
 from tests.support.env import inherited_env
 
 #: One def per stream format and transport (codex twice: exec-json and app-server).
@@ -62,10 +62,7 @@ class FakeWorld:
         self.home = self.root / "home"
         self.home.mkdir(parents=True, exist_ok=True)
         install_fakes(self.bin, BUILTIN_DEFS)
-        # pi's auto-retry waits 2 s, 4 s, 8 s by default; keep failing runs short.
-        settings = self.home / ".pi" / "agent" / "settings.json"
-        settings.parent.mkdir(parents=True, exist_ok=True)
-        settings.write_text(json.dumps({"retry": {"baseDelayMs": 20}}), encoding="utf-8")
+        prepare_fake_home(self.home)
         self._count = 0
 
     def project(self, name: str = "project") -> Path:
