@@ -1,12 +1,14 @@
 """Rules for the registry, local profiles and the ACP / pi / dsh / plain definitions.
 
-Covers ``harness/defs/registry.py``, ``harness/defs/local_profiles.py`` and
+Covers ``harness/defs/registry.py``, ``harness/formats/def_check.py`` (DEF-FORMAT-001),
+``harness/defs/local_profiles.py`` and
 ``harness/defs/{amr,devin,hermes,kimi,kiro,kilo,reasonix,trae_cli,vibe,pi,prime_agent,
 deepseek_harness,aider,antigravity,atomcode,deepseek,grok_build,qwen}.py``.
 Every rule is def-level (``formats=()``): it is checked on defs, their ``build_args`` and their
 parsers, not on a stream.
 
-Tests: ``tests/defs/test_registry.py``, ``tests/defs/test_local_profiles.py``,
+Tests: ``tests/defs/test_registry.py``, ``tests/formats/test_def_check.py``,
+``tests/defs/test_local_profiles.py``,
 ``tests/defs/test_argv_protocol_and_plain.py``.
 """
 

@@ -6,7 +6,6 @@ Design: docs/design/defs.md#harness.defs.registry
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -44,20 +43,12 @@ from harness.defs.trae_cli import AGENT_DEF as _TRAE_CLI
 from harness.defs.types import ID_PATTERN, AgentDef, PromptDelivery
 from harness.defs.vibe import AGENT_DEF as _VIBE
 from harness.errors import AgentDefError, DuplicateAgentError, LocalProfileError, UnknownAgentError
-from harness.formats import (
-    UnknownStreamFormatError,
-    find_format,
-    format_names,
-    target_module,
-    validate_stream_format,
-)
 from harness.guards.budget_generations import budgets_for
 
 __all__ = [
     "BUILTIN_DEFS",
     "BUILTIN_REGISTRY",
     "build_registry",
-    "dialect_check_skipped",
     "get_agent_def",
     "load_agent_defs",
     "validate_def",
@@ -95,46 +86,6 @@ BUILTIN_DEFS: tuple[AgentDef, ...] = (
     _ATOMCODE,
     _GEMINI,
 )
-
-#: stream format -> why its dialects could not be checked (its parser module did not import).
-_DIALECT_CHECK_SKIPPED: dict[str, str] = {}
-
-
-def dialect_check_skipped() -> dict[str, str]:
-    """Formats whose dialect check was skipped because the parser module failed to import.
-
-    Keyed by stream format; the value is the import error. Empty once every parser exists.
-    """
-    return dict(_DIALECT_CHECK_SKIPPED)
-
-
-def _check_stream_format(defn: AgentDef) -> None:
-    fmt = defn.stream_format
-    spec = find_format(fmt)
-    if spec is None:
-        known = sorted(format_names())
-        raise AgentDefError(
-            defn.id,
-            "stream_format",
-            f"unknown stream format {fmt!r}; known: {known}",
-            rule="DEF-FORMAT-001",
-        )
-    if spec.parser is not None:
-        module_name = target_module(spec.parser)
-        try:
-            importlib.import_module(module_name)
-        except Exception as exc:
-            # The format name is known but its parser module does not import (not written yet,
-            # or broken): its dialects cannot be checked. Record why, so the gap is reportable
-            # (design principle 3) instead of failing every importer of the registry.
-            _DIALECT_CHECK_SKIPPED[fmt] = f"{type(exc).__name__}: {exc}"
-            return
-        _DIALECT_CHECK_SKIPPED.pop(fmt, None)
-    try:
-        validate_stream_format(fmt, defn.event_parser)
-    except UnknownStreamFormatError as exc:
-        raise AgentDefError(defn.id, "event_parser", str(exc), rule="DEF-FORMAT-001") from exc
-
 
 def validate_def(defn: AgentDef) -> None:
     """Raise :class:`AgentDefError` naming the first invalid field of ``defn``."""
@@ -174,7 +125,6 @@ def validate_def(defn: AgentDef) -> None:
         raise AgentDefError(
             defn.id, "prompt_budget_generation", str(exc), rule="FIDELITY-BUDGET-001"
         ) from None
-    _check_stream_format(defn)
     misplaced = misplaced_options(defn)
     if misplaced:
         field, problem = misplaced[0]

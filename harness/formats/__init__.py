@@ -2,11 +2,13 @@
 
 :mod:`~harness.formats.spec` is the record, :mod:`~harness.formats.registry` the one
 table and its views, :mod:`~harness.formats.bindings` the per-format session-request
-fields. Where a new format goes: ``docs/design/formats.md``.
+fields, :mod:`~harness.formats.def_check` the check that each def names a format here (run
+on the built-ins at import). Where a new format goes: ``docs/design/formats.md``.
 """
 
 from __future__ import annotations
 
+from harness.formats.def_check import check_def_format, dialect_check_skipped
 from harness.formats.registry import (
     FORMATS,
     create_parser,
@@ -41,8 +43,10 @@ __all__ = [
     "SessionSpec",
     "SessionUnavailableError",
     "UnknownStreamFormatError",
+    "check_def_format",
     "create_parser",
     "create_session",
+    "dialect_check_skipped",
     "find_format",
     "format_names",
     "format_spec",

@@ -1,7 +1,7 @@
-"""Registry invariants: ids, order, budgets, formats, one AGENT_DEF per runtime module.
+"""Registry invariants: ids, order, budgets, one AGENT_DEF per runtime module.
 
 Rules: DEF-REGISTRY-001, DEF-REGISTRY-002, DEF-REGISTRY-003, DEF-ID-001, DEF-BUDGET-001,
-DEF-BUDGET-002, DEF-FORMAT-001, DEF-MODULE-001.
+DEF-BUDGET-002, DEF-MODULE-001 (whether a def names a known format: tests/formats).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from harness.defs.registry import (
     BUILTIN_DEFS,
     BUILTIN_REGISTRY,
     build_registry,
-    dialect_check_skipped,
     get_agent_def,
     validate_def,
 )
@@ -37,7 +36,6 @@ from harness.defs.types import (
     Transport,
 )
 from harness.errors import AgentDefError, DuplicateAgentError, UnknownAgentError
-from harness.formats import FORMATS, FormatSpec, format_names
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -254,11 +252,10 @@ def test_blank_name_or_bin_is_refused(field: str) -> None:
     assert info.value.field == field
 
 
-@pytest.mark.rule("DEF-ID-001", "DEF-FORMAT-001")
+@pytest.mark.rule("DEF-ID-001")
 @pytest.mark.parametrize("defn", BUILTIN_DEFS, ids=lambda d: d.id)
 def test_every_builtin_is_valid(defn: AgentDef) -> None:
     validate_def(defn)
-    assert defn.stream_format in format_names()
 
 
 @pytest.mark.rule("DEF-BUDGET-001")
@@ -298,15 +295,6 @@ def test_budget_without_argv_delivery_is_refused(delivery: PromptDelivery) -> No
         for d in BUILTIN_DEFS
         if d.prompt_delivery is not PromptDelivery.ARGV
     )
-
-
-@pytest.mark.rule("DEF-FORMAT-001")
-def test_unknown_stream_format_is_refused() -> None:
-    with pytest.raises(AgentDefError) as info:
-        build_registry([make_def(stream_format="telepathy-jsonl")])
-    assert info.value.field == "stream_format"
-    assert info.value.rule == "DEF-FORMAT-001"
-    assert "acp-json-rpc" in str(info.value)  # names the known formats
 
 
 @pytest.mark.rule("DEF-OPTIONS-001")
@@ -351,51 +339,6 @@ def test_a_format_option_is_accepted_where_a_transport_reads_it() -> None:
     validate_def(make_def(stream_format="plain", prompt_delivery=PromptDelivery.STDIN))
     grouped = {d.id for d in BUILTIN_DEFS if d.acp != AcpOptions() or d.pi != PiOptions()}
     assert grouped >= {"amr", "kimi", "kiro", "reasonix", "pi", "prime-agent"}
-
-
-#: Dialects of the synthetic one-way format registered by the tests below.
-DIALECTS = frozenset({"alpha", "beta"})
-
-
-def _register(monkeypatch: pytest.MonkeyPatch, name: str, parser: str) -> None:
-    """Add a one-way format to the format registry for one test."""
-    monkeypatch.setitem(FORMATS, name, FormatSpec(name=name, parser=parser))
-
-
-@pytest.mark.rule("DEF-FORMAT-001")
-def test_unknown_dialect_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    _register(monkeypatch, "synthetic-stream", f"{__name__}:make_def")
-    validate_def(make_def(stream_format="synthetic-stream", event_parser="alpha"))
-    with pytest.raises(AgentDefError) as info:
-        validate_def(make_def(stream_format="synthetic-stream", event_parser="gamma"))
-    assert info.value.field == "event_parser"
-    assert info.value.rule == "DEF-FORMAT-001"
-    with pytest.raises(AgentDefError):
-        validate_def(make_def(stream_format="synthetic-stream", event_parser=None))
-
-
-@pytest.mark.rule("DEF-FORMAT-001")
-def test_missing_parser_module_skips_only_the_dialect_check(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    _register(monkeypatch, "future-stream", "harness.streams.not_written_yet_xyz:create")
-    validate_def(make_def(stream_format="future-stream", event_parser="anything"))
-    skipped = dialect_check_skipped()
-    assert "harness.streams.not_written_yet_xyz" in skipped["future-stream"]
-    _register(monkeypatch, "future-stream", f"{__name__}:make_def")
-    validate_def(make_def(stream_format="future-stream", event_parser="beta"))
-    assert "future-stream" not in dialect_check_skipped()
-
-
-@pytest.mark.rule("DEF-FORMAT-001")
-def test_broken_parser_module_skips_only_the_dialect_check(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    (tmp_path / "half_written_parser_xyz.py").write_text("raise RuntimeError('half-written')\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    _register(monkeypatch, "broken-stream", "half_written_parser_xyz:create")
-    validate_def(make_def(stream_format="broken-stream", event_parser=None))
-    assert dialect_check_skipped()["broken-stream"] == "RuntimeError: half-written"
 
 
 # --- modules ----------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from harness.formats import (
     FormatSpec,
     SessionSpec,
     UnknownStreamFormatError,
+    check_def_format,
     create_parser,
     create_session,
     format_names,
@@ -76,10 +77,11 @@ def test_the_def_checks_accept_exactly_the_registered_formats(spec: FormatSpec) 
     dialects = sorted(known_dialects(spec.name)) if not spec.two_way else []
     defn = dataclasses.replace(base, event_parser=dialects[0] if dialects else None)
     validate_def(defn)
+    check_def_format(defn)
     assert validate_def_data(defn, "def") == []
     renamed = dataclasses.replace(defn, stream_format=f"{spec.name}-unregistered")
     with pytest.raises(AgentDefError, match="unknown stream format"):
-        validate_def(renamed)
+        check_def_format(renamed)
     assert any("unknown format" in p for p in validate_def_data(renamed, "def"))
 
 
