@@ -335,6 +335,26 @@ def plan_conform(
     ``rule_filter`` (``--rule``) narrow them. Raises :class:`ConformError` for a duplicate
     def id, an unknown scenario or a rule nothing here can judge.
     """
+    _refuse_duplicate_targets(targets)
+    chosen = _chosen_scenarios(scenarios, scenario_filter)
+    rules = _RuleSets(
+        def_ids=sorted(set(def_checks)),
+        run_ids=sorted(r for r in set(run_checks) if r in catalog),
+        live=sorted(set(live_rules)) if real else [],
+        real=real,
+    )
+    if rule_filter is not None:
+        rules = rules.narrowed(rule_filter, catalog)
+    return ConformPlan(
+        defs=tuple(_def_plan(t, rules, chosen, catalog, rule_filter) for t in targets),
+        siblings=tuple(siblings),
+        real=real,
+        scenario_filter=None if scenario_filter is None else tuple(chosen),
+    )
+
+
+def _refuse_duplicate_targets(targets: Sequence[DefTarget]) -> None:
+    """Something to judge, and no def id twice (each id names one row of the verdict)."""
     if not targets:
         raise ConformError("nothing to judge: no def selected")
     seen: dict[str, str] = {}
@@ -343,57 +363,74 @@ def plan_conform(
         if t.id in seen:
             raise ConformError(f"def id {t.id!r} is given twice ({seen[t.id]} and {where})")
         seen[t.id] = where
-    known_scenarios = list(scenarios)
-    chosen = known_scenarios
-    if scenario_filter is not None:
-        unknown = [s for s in scenario_filter if s not in known_scenarios]
-        if unknown:
-            raise ConformError(
-                f"--scenario: unknown scenario(s) {unknown}; known: {', '.join(known_scenarios)}"
-            )
-        chosen = list(dict.fromkeys(scenario_filter))
-    def_ids = sorted(set(def_checks))
-    run_ids = sorted(set(run_checks))
-    live = sorted(set(live_rules)) if real else []
-    if rule_filter is not None:
-        judged = {*def_ids, *run_ids, *live, *([REAL_RULE] if real else [])}
+
+
+def _chosen_scenarios(scenarios: Sequence[str], scenario_filter: Sequence[str] | None) -> list[str]:
+    """Every scenario, or those ``--scenario`` names (each known, each once, in order)."""
+    known = list(scenarios)
+    if scenario_filter is None:
+        return known
+    unknown = [s for s in scenario_filter if s not in known]
+    if unknown:
+        raise ConformError(f"--scenario: unknown scenario(s) {unknown}; known: {', '.join(known)}")
+    return list(dict.fromkeys(scenario_filter))
+
+
+@dataclass(frozen=True)
+class _RuleSets:
+    """The rule ids a plan judges, by kind (def-level, run-level, live)."""
+
+    def_ids: list[str]
+    run_ids: list[str]
+    live: list[str]
+    real: bool
+
+    @property
+    def judged(self) -> set[str]:
+        return {*self.def_ids, *self.run_ids, *self.live, *([REAL_RULE] if self.real else [])}
+
+    def narrowed(self, rule_filter: Sequence[str], catalog: Mapping[str, Rule]) -> _RuleSets:
+        """Only the rules ``--rule`` names; each must be known and judged in this run."""
         unknown = [r for r in rule_filter if r not in catalog]
         if unknown:
             raise ConformError(f"--rule: unknown rule id(s) {unknown}; {len(catalog)} known")
-        unjudged = [r for r in rule_filter if r not in judged]
+        unjudged = [r for r in rule_filter if r not in self.judged]
         if unjudged:
-            hint = " (live rules need --real)" if not real else ""
+            hint = " (live rules need --real)" if not self.real else ""
             raise ConformError(
                 f"--rule: no check judges {unjudged} in this run{hint}; rules with checks: "
-                f"{', '.join(sorted(judged))}"
+                f"{', '.join(sorted(self.judged))}"
             )
         wanted = set(rule_filter)
-        def_ids = [r for r in def_ids if r in wanted]
-        run_ids = [r for r in run_ids if r in wanted]
-        live = [r for r in live if r in wanted]
-    plans: list[DefPlan] = []
-    for t in targets:
-        fmt = t.defn.stream_format
-        runs = [r for r in run_ids if r in catalog]
-        reasons = {s: scenario_exclusion(s, fmt, t.emulator) for s in chosen}
-        applies = [s for s in chosen if reasons[s] is None]
-        left_out = tuple((s, r) for s, r in reasons.items() if r is not None)
-        plans.append(
-            DefPlan(
-                target=t,
-                def_rules=tuple(def_ids),
-                run_rules=tuple(runs),
-                scenarios=tuple(applies) if runs else (),
-                left_out=left_out,
-                live_rules=tuple(r for r in live if _rule_applies(catalog[r], fmt)),
-                real=real and (rule_filter is None or bool(live) or REAL_RULE in rule_filter),
-            )
+        return _RuleSets(
+            def_ids=[r for r in self.def_ids if r in wanted],
+            run_ids=[r for r in self.run_ids if r in wanted],
+            live=[r for r in self.live if r in wanted],
+            real=self.real,
         )
-    return ConformPlan(
-        defs=tuple(plans),
-        siblings=tuple(siblings),
+
+
+def _def_plan(
+    target: DefTarget,
+    rules: _RuleSets,
+    chosen: Sequence[str],
+    catalog: Mapping[str, Rule],
+    rule_filter: Sequence[str] | None,
+) -> DefPlan:
+    """One def's share of the plan: the scenarios that apply to it (CONFORM-PLAN-001, the
+    others left out with the reason) and the live rules of its format."""
+    fmt = target.defn.stream_format
+    reasons = {s: scenario_exclusion(s, fmt, target.emulator) for s in chosen}
+    applies = tuple(s for s in chosen if reasons[s] is None)
+    real = rules.real and (rule_filter is None or bool(rules.live) or REAL_RULE in rule_filter)
+    return DefPlan(
+        target=target,
+        def_rules=tuple(rules.def_ids),
+        run_rules=tuple(rules.run_ids),
+        scenarios=applies if rules.run_ids else (),
+        left_out=tuple((s, r) for s, r in reasons.items() if r is not None),
+        live_rules=tuple(r for r in rules.live if _rule_applies(catalog[r], fmt)),
         real=real,
-        scenario_filter=None if scenario_filter is None else tuple(chosen),
     )
 
 

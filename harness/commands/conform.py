@@ -16,7 +16,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -33,7 +33,11 @@ from harness.errors import BadInputError, HarnessError
 from harness.guards.budget_generations import BudgetGeneration
 
 if TYPE_CHECKING:
+    from conformance.baseline import EntryList
     from conformance.conform import ConformPlan
+    from conformance.rules import Rule
+    from conformance.verdicts import Verdict
+    from harness.defs.types import AgentDef
 
 __all__ = [
     "DEFAULT_OUT",
@@ -252,7 +256,6 @@ def _command_words(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
-    err = sys.stderr
     if args.jobs is not None and args.jobs < 1:
         raise HarnessError("--jobs must be at least 1", rule="CONFORM-CLI-001")
     kinds = report_kinds(args.report)
@@ -262,33 +265,8 @@ def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
     out_dir = Path(args.out or DEFAULT_OUT)
     if any(kind in REPORT_FILES for kind in kinds):
         check_out_dir(out_dir)
-    targets: list[conform.DefTarget] = []
-    if args.agent or not args.defs:
-        targets += conform.builtin_targets(builtins, args.agent)
-    file_defs = conform.file_targets(args.defs or [], reserved_ids=[d.id for d in builtins])
-    targets += file_defs
-    if args.budget_generation is not None:
-        # FIDELITY-BUDGET-001: either generation of the platform budget can be judged.
-        try:
-            generation = BudgetGeneration(args.budget_generation)
-        except ValueError:
-            known = ", ".join(g.value for g in BudgetGeneration)
-            raise HarnessError(
-                f"--budget-generation {args.budget_generation!r}: expected one of {known}",
-                rule="CONFORM-CLI-001",
-            ) from None
-        targets = [
-            dataclasses.replace(
-                t, defn=dataclasses.replace(t.defn, prompt_budget_generation=generation)
-            )
-            for t in targets
-        ]
-    baseline_path = args.baseline
-    if baseline_path is None and not args.defs:
-        # The built-in defs' known gaps (real CLI behaviour, each pinned by a recording).
-        baseline_path = str(conform.BUILTIN_BASELINE)
-    baseline = load_baseline(baseline_path, known_rules=catalog) if baseline_path else None
-    flaky = load_flaky(args.flaky, known_rules=catalog) if args.flaky else None
+    targets, file_defs = _targets(args, builtins)
+    baseline, flaky = _baselines(args, catalog)
     plan = conform.plan_conform(
         targets,
         def_checks=all_checks("def"),
@@ -301,12 +279,86 @@ def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
         real=args.real,
         live_rules=conform.live_rule_ids(catalog),
     )
+    result = _run_with_progress(plan, args, baseline, flaky, catalog)
+    verdict = result.verdict
+    meta = ReportMeta(
+        tool_version=__version__,
+        generated_at=result.finished_at,
+        title="harness conform",
+        command=_command_words(args),
+    )
+    written = _write_reports(verdict, meta, kinds, out_dir)
+    if "terminal" in kinds:
+        terminal.print_report(verdict, meta, out, env=os.environ)
+    out.write(
+        f"{result.runs} fake run(s) and {len(verdict.cells)} verdict(s) in "
+        f"{result.duration_s:.1f} s\n"
+    )
+    for path in written:
+        out.write(f"report: {path}\n")
+    out.flush()
+    return verdict.exit_code
+
+
+def _targets(
+    args: argparse.Namespace, builtins: Sequence[AgentDef]
+) -> tuple[list[conform.DefTarget], list[conform.DefTarget]]:
+    """Every def to judge, and those of them from ``--def`` files (loaded and validated)."""
+    targets: list[conform.DefTarget] = []
+    if args.agent or not args.defs:
+        targets += conform.builtin_targets(builtins, args.agent)
+    file_defs = conform.file_targets(args.defs or [], reserved_ids=[d.id for d in builtins])
+    targets += file_defs
+    if args.budget_generation is None:
+        return targets, file_defs
+    generation = _budget_generation(args.budget_generation)
+    return [
+        dataclasses.replace(
+            t, defn=dataclasses.replace(t.defn, prompt_budget_generation=generation)
+        )
+        for t in targets
+    ], file_defs
+
+
+def _budget_generation(value: str) -> BudgetGeneration:
+    """FIDELITY-BUDGET-001: either generation of the platform budget can be judged."""
+    try:
+        return BudgetGeneration(value)
+    except ValueError:
+        known = ", ".join(g.value for g in BudgetGeneration)
+        raise HarnessError(
+            f"--budget-generation {value!r}: expected one of {known}", rule="CONFORM-CLI-001"
+        ) from None
+
+
+def _baselines(
+    args: argparse.Namespace, catalog: Mapping[str, Rule]
+) -> tuple[EntryList | None, EntryList | None]:
+    """``--baseline`` (for the built-in defs alone: their known gaps) and ``--flaky``."""
+    path = args.baseline
+    if path is None and not args.defs:
+        # The built-in defs' known gaps (real CLI behaviour, each pinned by a recording).
+        path = str(conform.BUILTIN_BASELINE)
+    baseline = load_baseline(path, known_rules=catalog) if path else None
+    flaky = load_flaky(args.flaky, known_rules=catalog) if args.flaky else None
+    return baseline, flaky
+
+
+def _run_with_progress(
+    plan: ConformPlan,
+    args: argparse.Namespace,
+    baseline: EntryList | None,
+    flaky: EntryList | None,
+    catalog: Mapping[str, Rule],
+) -> conform.ConformResult:
+    """Run ``plan`` showing progress on stderr: redrawn on a TTY, lines in a pipe or a log."""
+    err = sys.stderr
     jobs = args.jobs or conform.default_jobs()
     progress: LineProgress | TtyProgress
     progress = TtyProgress(err) if err.isatty() else LineProgress(err)
     progress.start(plan, jobs)
     try:
-        result = conform.run_conform(
+        return conform.run_conform(
             plan,
             jobs=jobs,
             baseline=baseline,
@@ -318,32 +370,23 @@ def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
         )
     finally:
         progress.close()
-    verdict = result.verdict
-    meta = ReportMeta(
-        tool_version=__version__,
-        generated_at=result.finished_at,
-        title="harness conform",
-        command=_command_words(args),
-    )
+
+
+def _write_reports(
+    verdict: Verdict, meta: ReportMeta, kinds: Sequence[str], out_dir: Path
+) -> list[Path]:
+    """The file reports asked for, in ``out_dir`` (created when missing)."""
     renderers = {"json": json_report.render, "junit": junit.render, "html": html.render}
-    written: list[Path] = []
     files = [k for k in kinds if k in renderers]
-    if files:
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise BadInputError(f"--out {out_dir}", f"cannot create: {exc.strerror}") from None
-        for kind in files:
-            path = out_dir / REPORT_FILES[kind]
-            path.write_text(renderers[kind](verdict, meta), encoding="utf-8", newline="\n")
-            written.append(path)
-    if "terminal" in kinds:
-        terminal.print_report(verdict, meta, out, env=os.environ)
-    out.write(
-        f"{result.runs} fake run(s) and {len(verdict.cells)} verdict(s) in "
-        f"{result.duration_s:.1f} s\n"
-    )
-    for path in written:
-        out.write(f"report: {path}\n")
-    out.flush()
-    return verdict.exit_code
+    if not files:
+        return []
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInputError(f"--out {out_dir}", f"cannot create: {exc.strerror}") from None
+    written: list[Path] = []
+    for kind in files:
+        path = out_dir / REPORT_FILES[kind]
+        path.write_text(renderers[kind](verdict, meta), encoding="utf-8", newline="\n")
+        written.append(path)
+    return written
