@@ -704,7 +704,8 @@ class _ClaudeSession:
         cost = turn.cost
         if cost is None:
             cost = round(turn.usage["input_tokens"] * 3e-6 + turn.usage["output_tokens"] * 15e-6, 6)
-        # real-clis §2 claude: the result's keys are not in type-first order.
+        # The real claude (recordings/real/claude): the result's keys are not in type-first
+        # order.
         frame: dict[str, Any] = {
             "subtype": "success",
             "is_error": turn.api_error is not None,
@@ -813,7 +814,8 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
     }
     user = session.envelope("user", {"message": {"role": "user", "content": [block]}})
     user["tool_use_result"] = result_extra
-    # real-clis §2 claude: the tool_result line precedes this message's message_delta.
+    # The real claude (recordings/real/claude): the tool_result line precedes this
+    # message's message_delta.
     session.out(user)
     session.end_message(turn, "tool_use")
 

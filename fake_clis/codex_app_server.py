@@ -969,7 +969,8 @@ class _Turn:
         content = str(step.get("content", ""))
         target = (self.thread.cwd / rel).resolve()
         if self.thread.sandbox == "read-only":
-            # As the exec fake (real-clis §1): the read-only sandbox rejects the patch first.
+            # As the exec fake (the real codex, recordings/real/codex): the read-only sandbox
+            # rejects the patch first.
             self.run.record.setdefault("rejected_writes", []).append(rel)
             self.run.err("patch rejected: writing is blocked by read-only sandbox\n")
             return

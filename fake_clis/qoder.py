@@ -1,6 +1,6 @@
 """Fake Qoder CLI (``qodercli``): the ``qoder-stream-json`` emulator.
 
-Never run the real ``qodercli`` here (real-clis §5: it dials hard-coded public addresses);
+Never run the real ``qodercli`` here (it dials hard-coded public addresses);
 this fake is the only way its def is exercised.
 
 Design: docs/design/fakes.md#fake_clis.qoder

@@ -1,4 +1,4 @@
-"""Framing rules shared by every JSONL stream (wire reference §A.0, seed 002 §7)."""
+"""Framing rules shared by every JSONL stream (wire §A.0, seed 002 §7)."""
 
 from __future__ import annotations
 

@@ -322,7 +322,7 @@ class _CodexExec(Emulator):
         self.emit({"type": "thread.started", "thread_id": self.session.id})
         self.emit({"type": "turn.started"})
         if self.unknown_model is not None:
-            # real-clis §1 codex: an unknown slug is a non-fatal error item.
+            # The real codex (recordings/real/codex): an unknown slug is a non-fatal error item.
             self._item(
                 "completed",
                 {
@@ -334,7 +334,8 @@ class _CodexExec(Emulator):
             )
 
     def text(self, step: Step) -> None:
-        # wire §A.3.1 / real-clis §2: no text deltas in exec mode, one completed item.
+        # wire §A.3.1 / the real codex (recordings/real/codex): no text deltas in exec mode,
+        # one completed item.
         text = "".join(step.chunks)
         if not text:
             return
@@ -359,8 +360,8 @@ class _CodexExec(Emulator):
         """apply_patch: a ``file_change`` item, emitted only as completed (wire §A.3.1)."""
         rel, target, existed, content = write_target(self.run, step)
         if self.sandbox == "read-only":
-            # real-clis §1 codex: the default read-only sandbox rejects the patch before it
-            # runs, so no file_change item is reported.
+            # The real codex (recordings/real/codex): the default read-only sandbox rejects the
+            # patch before it runs, so no file_change item is reported.
             self.run.record.setdefault("rejected_writes", []).append(rel)
             self.run.err("patch rejected: writing is blocked by read-only sandbox\n")
             return
@@ -435,7 +436,7 @@ class _CodexExec(Emulator):
         except ValueError:
             phrase = "Unknown"
         message = f"unexpected status {status} {phrase}: {step.get('message', '')}"
-        # real-clis §2 codex: `error` + `turn.failed`, exit 1.
+        # the real codex as captured in recordings/real/codex: `error` + `turn.failed`, exit 1.
         self.emit({"type": "error", "message": message})
         self.emit({"type": "turn.failed", "error": {"message": message}})
         self.session.end("")

@@ -116,7 +116,7 @@ _GEMINI_APPROVAL_MODES = ("default", "auto_edit", "yolo", "plan")
 
 
 class _Gemini(Emulator):
-    """One headless Gemini CLI turn (wire §A.5 Gemini, real-clis §2 gemini)."""
+    """One headless Gemini CLI turn (wire §A.5 Gemini; the real gemini in recordings/real)."""
 
     def __init__(self, run: FakeRun, session: Session, *, model: str, fmt: str) -> None:
         super().__init__(run)
@@ -137,7 +137,8 @@ class _Gemini(Emulator):
         self.emit(self._frame("message", role="user", content=prompt))
 
     def text(self, step: Step) -> None:
-        # real-clis §2 gemini: one assistant message with delta:true per SSE chunk.
+        # The real gemini (recordings/real/gemini): one assistant message with delta:true per
+        # SSE chunk.
         for chunk in step.chunks:
             if chunk:
                 self.emit(self._frame("message", role="assistant", content=chunk, delta=True))
@@ -195,7 +196,8 @@ class _Gemini(Emulator):
         }
 
     def api_error(self, step: Step) -> int:
-        # real-clis §2 gemini: result{status:"error", error{type, message}} on API errors.
+        # The real gemini (recordings/real/gemini): result{status:"error", error{type, message}}
+        # on API errors.
         status = int(step.get("status", 500))
         message = f"[API Error: {step.get('message', '')} (Status: {status})]"
         self.emit(

@@ -257,7 +257,8 @@ class _OpenCode(Emulator):
         self.in_step = False
 
     def text(self, step: Step) -> None:
-        # wire §A.5 / real-clis §1: whole finished parts, never token deltas.
+        # wire §A.5 / the real opencode (recordings/real/opencode): whole finished parts, never
+        # token deltas.
         text = "".join(step.chunks)
         if not text:
             return

@@ -3,7 +3,7 @@
 The seeds put ``mimo`` in ``json-event-stream`` (seed 000 §3 catalog; seed 002
 §3.4) with its own MCP strategy ``mimo-env-content``: the OpenCode config schema
 in ``MIMOCODE_CONFIG_CONTENT`` (seed 002 §8.1, "same as opencode, renamed").
-Reference §8.3 records that a later upstream generation moved mimo to ACP
+Ref §8.3 records that a later upstream generation moved mimo to ACP
 (``mimo acp``); where the seeds and the reference disagree the seeds win, so
 this def speaks OpenCode's run grammar and stream: ``run --format json [-m M]``,
 prompt on stdin, parsed by the ``opencode`` dialect.

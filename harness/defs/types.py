@@ -1,7 +1,7 @@
 """The adapter contract: an :class:`AgentDef` is data plus one pure arg-builder.
 
 Seed 000 §1 ("Adapter contract: a data spec, not a class") and seed 002 §3.1
-list the fields; reference §8.1 gives the full upstream ``RuntimeAgentDef``.
+list the fields; ref §8.1 gives the full upstream ``RuntimeAgentDef``.
 Field names here are snake_case. Everything that differs between CLIs is a
 field: no engine module may branch on :attr:`AgentDef.id`.
 
@@ -46,7 +46,7 @@ __all__ = [
     "VersionPolicy",
 ]
 
-#: Local-profile and built-in id pattern (reference §6, ``local-profiles.ts:132``).
+#: Local-profile and built-in id pattern (ref §6, ``local-profiles.ts:132``).
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 
 
@@ -64,7 +64,7 @@ class PromptDelivery(str, enum.Enum):
 
 
 class PromptInputFormat(str, enum.Enum):
-    """Shape of a stdin prompt (seed 000 §5.1; reference §2.1.8)."""
+    """Shape of a stdin prompt (seed 000 §5.1; ref §2.1.8)."""
 
     TEXT = "text"
     #: One Anthropic user-message JSONL line; stdin stays open until a clean terminal turn.
@@ -72,7 +72,7 @@ class PromptInputFormat(str, enum.Enum):
 
 
 class ResumeStyle(str, enum.Enum):
-    """How a later turn continues the CLI's native session (seed 002 §3.1, reference §8.1)."""
+    """How a later turn continues the CLI's native session (seed 002 §3.1, ref §8.1)."""
 
     NONE = "none"
     #: The host mints the id and passes it (claude ``--session-id`` / ``--resume``).
@@ -187,7 +187,7 @@ class CompatibilityProbe:
 class EnvStripRule:
     """Remove ``keys`` from the spawn env unless one of ``unless_set`` is non-empty.
 
-    Reference §5.3: claude strips ANTHROPIC_API_KEY unless ANTHROPIC_BASE_URL is set.
+    Ref §5.3: claude strips ANTHROPIC_API_KEY unless ANTHROPIC_BASE_URL is set.
     Key matching is case-insensitive (Windows env).
     """
 

@@ -94,7 +94,7 @@ class DetectionResult:
             "models": [{"id": m.id, "label": m.label} for m in self.models],
             "models_source": self.models_source,
         }
-        # seed 000 §2.3 / §9: no auth field at all for a def that declares no probe.
+        # seed 000 §2 step 3 / §9: no auth field at all for a def that declares no probe.
         if self.auth_status is not None:
             out["auth_status"] = self.auth_status.value
             out["auth_message"] = self.auth_message

@@ -1,7 +1,7 @@
 """The scripted model server: routing, and starting and stopping it.
 
 :class:`ModelServer` serves the four model APIs the real CLIs speak (design §Live
-mode; real-clis.md §2 and §3 for what each CLI sends) from one scenario file, on
+mode; recordings/real/ for what each CLI sends) from one scenario file, on
 127.0.0.1 only (MODEL-BIND-001). It runs either
 
 Design: docs/design/modelserver.md#harness.modelserver.app

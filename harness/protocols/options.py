@@ -50,7 +50,7 @@ def clamp_codex_reasoning(model: str | None, effort: str) -> str:
 
 
 class AcpEnvFormat(str, enum.Enum):
-    """Shape of an MCP server's ``env`` in ACP ``session/new`` (reference §2.6)."""
+    """Shape of an MCP server's ``env`` in ACP ``session/new`` (ref §2.6)."""
 
     ARRAY = "array"
     MAP = "map"

@@ -95,7 +95,7 @@ class RecordingError(HarnessError):
 
 
 class RecordingVersionError(RecordingError):
-    """A recording of another format version: regenerate it (style anchors §14)."""
+    """A recording of another format version: regenerate it (style anchors, example 14)."""
 
     code = "RECORDING_VERSION"
 

@@ -409,7 +409,7 @@ async def _probe_models(
 async def _probe_auth(
     defn: AgentDef, argv0: str, env: Mapping[str, str], runner: ProbeRunner
 ) -> tuple[AuthStatus, str] | None:
-    """seed 000 §2.3, §9 (DETECT-AUTH-001): only a declared probe runs; none -> no auth."""
+    """seed 000 §2 step 3, §9 (DETECT-AUTH-001): only a declared probe runs; none -> no auth."""
     probe = defn.auth_probe
     if probe is None:
         return None
@@ -452,7 +452,7 @@ async def probe_agent(
         )
         return _unavailable(defn, diagnostics, resolution=resolution)
 
-    # seed 000 §2.1, seed 002 §5.4 (DETECT-LAUNCHPATH-001): probe what a run will spawn,
+    # seed 000 §2 step 1, seed 002 §5.4 (DETECT-LAUNCHPATH-001): probe what a run will spawn,
     # with the env it will spawn with.
     probe_env = launch_env(
         env,

@@ -69,7 +69,7 @@ def _no_schema_violations(result: CaptureReplay) -> None:
 
 @pytest.mark.rule("CAPTURE-IDORDER-001")
 def test_acp_python_sdk_ids_from_zero_are_matched_by_order() -> None:
-    # wire §A.1.4 / real-clis §4: the SDK client starts at 0; the session starts at 1.
+    # wire §A.1.4: the ACP Python SDK's client starts at 0; the session starts at 1.
     result = _replay("acp-json-rpc", "acp_ids_from_0.jsonl")
     assert result.status is RunStatus.COMPLETED, result.error
     assert [(r.line, r.recorded, r.replayed, r.kind, r.reason) for r in result.id_rewrites] == [

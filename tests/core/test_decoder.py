@@ -1,4 +1,4 @@
-"""The shared line decoder: framing rules of wire reference §A.0 (STREAM-FRAME-*)."""
+"""The shared line decoder: framing rules of wire §A.0 (STREAM-FRAME-*)."""
 
 from __future__ import annotations
 

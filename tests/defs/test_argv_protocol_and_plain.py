@@ -8,7 +8,7 @@ DEF-DSH-VERSION-001, DEF-DSH-PROBE-001, DEF-DSH-MODELS-001, DEF-AIDER-ARGV-001,
 DEF-ANTIGRAVITY-ARGV-001, DEF-ATOMCODE-ARGV-001, DEF-DEEPSEEK-ARGV-001, DEF-GROK-ARGV-001,
 DEF-QWEN-ARGV-001, DEF-FILE-001.
 
-Expected argv are written from the seeds and reference §8.3, never from our own output.
+Expected argv are written from the seeds and ref §8.3, never from our own output.
 """
 
 from __future__ import annotations

@@ -207,7 +207,8 @@ def test_claude_happy_without_partial_messages(fake: FakeCli) -> None:
 
 @pytest.mark.rule("FAKE-CLAUDE-004")
 def test_partial_frames_follow_the_2_1_259_order(fake: FakeCli) -> None:
-    """wire §A.4 / ref §2.1.3 / real-clis §2: wrapper per block, stop reason only in deltas."""
+    """wire §A.4 / ref §2.1.3 / the real claude (recordings/real/claude): wrapper per block,
+    stop reason only in deltas."""
     result = run_claude(fake, [*HEAD, "--include-partial-messages", *BYPASS])
     assert result.code == 0, result.err
     seq = frames(result)

@@ -6,7 +6,7 @@ the def's ``stream_format`` / ``event_parser``) and asserts the events, the exit
 the files written and the fake's record. argv comes from each def's ``build_args``
 wherever a test is not about argv itself, so every run also proves the def's argv is
 accepted. Expected wire facts are the documented ones (wire §A.3.1, §A.5; ref §2.2;
-real-clis §2), not our own output.
+the real CLIs' captures in recordings/real/), not our own output.
 
 Rules: FAKE-JSONEV-HAPPY-001, FAKE-JSONEV-PROMPT-001, FAKE-JSONEV-TOOLS-001,
 FAKE-JSONEV-APIERR-001, FAKE-JSONEV-FAULTS-001, FAKE-JSONEV-FOREIGN-001,

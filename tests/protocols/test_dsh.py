@@ -1,10 +1,10 @@
 """The dsh-profile-jsonl session, driven by a scripted peer (harness.protocols.peer).
 
-One test per strictness rule of seed 001 §6 and per lifecycle rule of §7/§10; event
-mapping of §9 and ref §2.8; security of §14. Every runtime frame sent here is checked
-against ``dsh-profile-v1.schema.json`` (valid ones must pass, broken ones must fail),
-every frame the session writes is checked against it too, and every event against
-``events.schema.json``.
+One test per strictness rule of seed 001 §6 and per lifecycle rule of seed 001 §7/§10;
+event mapping of seed 001 §9 and ref §2.8; security of seed 001 §14. Every runtime frame
+sent here is checked against ``dsh-profile-v1.schema.json`` (valid ones must pass, broken
+ones must fail), every frame the session writes is checked against it too, and every
+event against ``events.schema.json``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ CLAUDE-TOOL-WRAPPER-INPUT-001, CLAUDE-TURNEND-ORDER-001, CLAUDE-TURNEND-ONCE-001
 CLAUDE-SUBAGENT-001, CLAUDE-ERROR-001, CLAUDE-TOOLRESULT-001, CLAUDE-RESULT-001,
 CLAUDE-RESULT-ERROR-001, CLAUDE-RAW-001, CLAUDE-GUARD-001, CLAUDE-CHUNKING-001.
 
-Frames are built by hand from the shapes in ref §2.1 and wire reference §A.4
+Frames are built by hand from the shapes in ref §2.1 and wire §A.4
 (Anthropic raw stream events inside ``stream_event``; ``assistant`` / ``user``
 wrappers carrying an Anthropic message; ``result``). Every case is also fed
 byte by byte (``assert_chunking_invariant``).
