@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, NamedTuple
 
 from harness.events import json_safe
@@ -25,6 +27,7 @@ __all__ = [
     "OversizeLine",
     "dumps_json",
     "loads_json",
+    "scan_json",
     "scrub_surrogates",
     "surrogate_escape_search",
     "vet_json",
@@ -88,9 +91,17 @@ class LineDecoder:
         return len(self._buf) + (len(self._head) if self._head is not None else 0)
 
     def feed(self, data: bytes) -> list[DecodedItem]:
+        return list(self.iter_feed(data))
+
+    def iter_feed(self, data: bytes) -> Iterable[DecodedItem]:
+        """:meth:`feed`, with each whole line decoded only when it is read.
+
+        A parser that handles each line as it comes keeps no list of them all (on a
+        large chunk that list costs more than the loop). The buffer is updated at once;
+        read the result to its end before the next call.
+        """
         if self._finished:
             raise RuntimeError("LineDecoder.feed() called after finish()")
-        out: list[DecodedItem] = []
         # A piece of a line (1-byte feeds): buffered with no split and no list. ``10 in``
         # (the int form) is a plain memchr; ``b"\n" in`` first tries the byte as an int.
         if 10 not in data:
@@ -98,36 +109,38 @@ class LineDecoder:
                 self._buf += data
             else:
                 self._append_partial(data)
-            return out
+            return ()
         parts = data.split(b"\n")
         # The first part completes whatever was buffered from earlier chunks.
         first = parts[0]
+        first_item: DecodedItem
         if self._head is not None:
             size = len(self._head) + self._discarded + len(first)
-            out.append(OversizeLine(self._decode(self._head), size))
+            first_item = OversizeLine(self._decode(self._head), size)
             self._head = None
             self._discarded = 0
         elif self._buf:
             self._buf += first
-            out.append(self._complete(bytes(self._buf)))
+            first_item = self._complete(bytes(self._buf))
             self._buf.clear()
         else:
-            out.append(self._complete(first))
-        # Whole lines inside this chunk: the hot loop, kept free of attribute lookups.
+            first_item = self._complete(first)
+        self._append_partial(parts.pop())
+        return self._whole_lines(first_item, parts)
+
+    def _whole_lines(self, first_item: DecodedItem, parts: list[bytes]) -> Iterator[DecodedItem]:
+        """``first_item``, then ``parts[1:]`` as lines: the hot loop, free of attribute
+        look-ups (a named tuple is built with ``tuple.__new__``, skipping its ``__new__``)."""
+        yield first_item
         limit = self._max
-        append = out.append
         new_line = tuple.__new__
-        for index in range(1, len(parts) - 1):
-            part = parts[index]
+        for part in islice(parts, 1, None):
             size = len(part)
             if size > limit:
-                append(OversizeLine(self._decode(part[: self._head_bytes]), size))
+                yield OversizeLine(self._decode(part[: self._head_bytes]), size)
                 continue
-            if part[-1:] == b"\r":
-                part = part[:-1]
-            append(new_line(Line, (part.decode("utf-8", "replace"), size, False)))
-        self._append_partial(parts[-1])
-        return out
+            raw = part[:-1] if part[-1:] == b"\r" else part
+            yield new_line(Line, (raw.decode("utf-8", "replace"), size, False))
 
     def finish(self) -> list[DecodedItem]:
         """Flush a final unterminated line (marked ``unterminated=True``)."""
@@ -185,6 +198,10 @@ def _reject_constant(name: str) -> Any:
 
 #: One decoder, built once (``json.loads`` with keyword arguments builds one per call).
 JSON_READER = json.JSONDecoder(parse_constant=_reject_constant)
+#: ``JSON_READER``'s scanner: ``(text, index) -> (value, end)``; ``StopIteration`` when no
+#: value starts at ``index``. A hot loop calls it on trimmed text (``raw_decode`` is this
+#: plus a Python frame).
+scan_json: Callable[[str, int], tuple[Any, int]] = JSON_READER.scan_once  # type: ignore[attr-defined]
 #: A ``\\u`` escape of a UTF-16 surrogate: only such a line can decode to a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 #: A surrogate code point in a decoded str (a valid pair decodes to one astral char).
