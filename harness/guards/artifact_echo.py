@@ -179,7 +179,8 @@ class ArtifactEchoGuard:
 
     def feed_text(self, text: str) -> str:
         """Feed one chunk of visible text; return what may be shown now."""
-        if not self.armed:
+        # ``armed``, spelled out: this runs once per text delta.
+        if not (self._suppress_next or self._in_block or self._held or self._recent):
             return text
         current = self._held + text
         self._held = ""

@@ -251,8 +251,13 @@ class ClaudeStreamParser(JsonlStreamParser):
             return self._on_system(obj)
         if kind == "stream_event":
             event = obj.get("event")
-            if not isinstance(event, dict):
+            if type(event) is not dict:
                 return False
+            # Fast path for a text delta, most lines of a run: no generic dispatch.
+            if event.get("type") == "content_block_delta":
+                delta = event.get("delta")
+                if type(delta) is dict and delta.get("type") == "text_delta":
+                    return self._on_text_delta(delta.get("text"))
             return self._on_stream_event(event, obj.get("parent_tool_use_id"))
         if kind == "assistant":
             return self._on_assistant(obj)
@@ -503,17 +508,7 @@ class ClaudeStreamParser(JsonlStreamParser):
         kind = delta.get("type")
         message_id = self._message_id
         if kind == "text_delta":
-            text = delta.get("text")
-            if not isinstance(text, str):
-                return False
-            # seed 002 §7.2 (CLAUDE-DEDUPE-TEXT-001): a wrapper already gave this text.
-            if message_id and message_id in self._text_from_wrapper:
-                return True
-            if message_id:
-                self._text_streamed.add(message_id)
-            self._current_streamed_text = True
-            self._emit_text(message_id, text)
-            return True
+            return self._on_text_delta(delta.get("text"))
         if kind == "thinking_delta":
             thinking = delta.get("thinking")
             if not isinstance(thinking, str):
@@ -540,6 +535,19 @@ class ClaudeStreamParser(JsonlStreamParser):
                     self.emit(ToolInputDelta(id=state.id, name=state.name, delta=partial))
             return True
         return kind in ("signature_delta", "citations_delta")
+
+    def _on_text_delta(self, text: Any) -> bool:
+        if type(text) is not str:
+            return False
+        message_id = self._message_id
+        if message_id:
+            # seed 002 §7.2 (CLAUDE-DEDUPE-TEXT-001): a wrapper already gave this text.
+            if message_id in self._text_from_wrapper:
+                return True
+            self._text_streamed.add(message_id)
+        self._current_streamed_text = True
+        self._emit_text(message_id, text)
+        return True
 
     def _on_block_stop(self, event: dict[str, Any]) -> None:
         state = self._blocks.pop(self._block_key(event), None)
