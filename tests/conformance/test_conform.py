@@ -746,3 +746,29 @@ def test_a_judged_runs_directories_are_removed_while_conform_goes_on(tmp_path: P
         runner.sweeper.close()
     assert outcomes and all(o.scenario == "text" for o in outcomes)
     assert sorted(p.name for p in (tmp_path / "d0").iterdir()) == ["bin"]
+
+
+@pytest.mark.rule("CONFORM-PLAN-001")
+def test_runs_that_wait_on_a_timer_are_marked_and_get_a_lane_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run the host cancels, or whose fake lingers for the idle watchdog, waits; such runs
+    do not take the lanes of the working runs (``--jobs``)."""
+    plan = _plan(_targets("claude"), scenario_filter=["happy", "hang", "stall", "ignore_stdin"])
+    waits = {j.scenario: j.waits for j in plan.jobs}
+    assert waits == {"happy": False, "hang": True, "stall": True, "ignore_stdin": True}
+    runner = conform._Runner(plan, tmp_path, conform._Tracker(plan, None), dict(os.environ))
+    at_once: list[str] = []
+    peak: list[int] = []
+
+    async def run_one(job: conform.RunJob, rule_ids: Any = None) -> list[Any]:
+        at_once.append(job.scenario)
+        for _ in range(5):  # every job has started before any ends, if the lanes let it
+            await asyncio.sleep(0)
+        peak.append(len(at_once))
+        at_once.remove(job.scenario)
+        return []
+
+    monkeypatch.setattr(runner, "run_one", run_one)
+    asyncio.run(runner.run_all(plan.jobs, concurrency=1))
+    assert max(peak) == 1 + min(3, conform.WAITING_LANES_PER_JOB)
