@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from conformance.checks import Finding, all_checks
 from conformance.checks.runs import RunObservation, evaluate_run, fault_free
 from conformance.verdicts import Status
-from fake_clis.scenario import load_scenario
+from fake_clis.scenario import Scenario, load_scenario
 from harness.events import (
     Error,
     Event,
@@ -87,6 +87,12 @@ def happy_run(**changes: Any) -> RunObservation:
         secrets=(SECRET,),
     )
     return dataclasses.replace(base, **changes)
+
+
+def _exiting(scenario: Scenario, code: int) -> Scenario:
+    """``scenario`` with another exit code (scenarios are plain slotted classes)."""
+    fields = {name: getattr(scenario, name) for name in Scenario.__slots__}
+    return Scenario(**{**fields, "exit_code": code})
 
 
 def judge(obs: RunObservation, rule: str) -> Finding:
@@ -331,7 +337,7 @@ def test_scenario_checks_apply_to_fault_free_runs_only() -> None:
         (happy_run(scenario=None), "no scenario"),
         (happy_run(cancel_requested=True), "cancelled"),
         (happy_run(scenario=CRASH, status="failed"), "fault steps (crash)"),
-        (happy_run(scenario=dataclasses.replace(HAPPY, exit_code=2)), "exits 2"),
+        (happy_run(scenario=_exiting(HAPPY, 2)), "exits 2"),
     ):
         assert why in (fault_free(obs) or "")
         for rule in ("RUN-HAPPY-TEXT-001", "RUN-HAPPY-FILE-001", "RUN-USAGE-001"):
