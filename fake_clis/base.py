@@ -9,7 +9,6 @@ Design: docs/design/fakes.md#fake_clis.base
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 
@@ -21,11 +20,16 @@ from fake_clis.scenario import ScenarioError, load_scenario
 # typing or re at run time (each costs a good part of a bare interpreter's start-up).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import signal as _signal  # the same functions and numbers, with types
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, BinaryIO, NoReturn
 
     from fake_clis.argv import Grammar, Parsed
     from fake_clis.scenario import Scenario, Step
+else:
+    # The C module under ``signal``: signal's enums pull in enum, functools and collections,
+    # and every start installs a handler (SIGPIPE), so a lazy import would not help.
+    import _signal
 
 __all__ = [
     "RECORDED_ENV_KEYS",
@@ -485,18 +489,18 @@ def _record_on_terminate(run: FakeRun) -> None:
     loaded machine a fake can still be on its way out then, and the record it writes at
     exit is what the adapter-layer checks read. The exit status stays "killed by SIGTERM".
     """
-    if not hasattr(signal, "SIGTERM"):
+    if not hasattr(_signal, "SIGTERM"):
         return
 
     code = run.spec.sigterm_exit_code
 
     def on_term(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
         try:
             run.finish_record()
         finally:
             if code is None:
-                os.kill(os.getpid(), signal.SIGTERM)
+                os.kill(os.getpid(), _signal.SIGTERM)
             else:
                 try:  # noqa: SIM105 - contextlib stays off a fake's start path
                     run.stdout.flush()
@@ -504,14 +508,14 @@ def _record_on_terminate(run: FakeRun) -> None:
                     pass
                 os._exit(code)
 
-    signal.signal(signal.SIGTERM, on_term)
+    _signal.signal(_signal.SIGTERM, on_term)
 
 
 def main_for(spec: CliSpec, argv: list[str]) -> int:
     """Entry point for one emulated CLI."""
     env = dict(os.environ)
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if hasattr(_signal, "SIGPIPE"):
+        _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
     probed = _probe(spec, argv, env)
     if probed is not None:
         return probed
