@@ -128,6 +128,8 @@ def _is_uuid(text: str) -> bool:
 
 def _tool_names(values: Sequence[str]) -> set[str]:
     """``--allowedTools "Bash(git *)" Write,Read`` -> {"Bash", "Write", "Read"}."""
+    if not values:
+        return set()
     import re  # only a run given --allowedTools / --disallowedTools splits them
 
     names: set[str] = set()
@@ -611,6 +613,8 @@ class _ClaudeSession:
             sources.append(_read_text(os.path.join(self.run.cwd, ".mcp.json")))
         names: list[str] = []
         for text in sources:
+            if not text:  # no such file: not JSON, and its error would cost a json import
+                continue
             try:
                 data = jsonio.loads(text)
             except ValueError:
