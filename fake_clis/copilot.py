@@ -5,15 +5,19 @@ Design: docs/design/fakes.md#fake_clis.copilot
 
 from __future__ import annotations
 
-import datetime
 import time
-from typing import Any
 
 from fake_clis import ids, jsonio
 from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.claude_stream import padded_line
-from fake_clis.scenario import Step
+from fake_clis.clock import iso_utc_ms
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from fake_clis.scenario import Step
 
 __all__ = ["COPILOT_VERSION", "SPECS"]
 
@@ -83,7 +87,7 @@ def _help() -> str:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+    return iso_utc_ms(zone="+00:00")
 
 
 class _Copilot:

@@ -8,15 +8,19 @@ Design: docs/design/fakes.md#fake_clis.qoder
 
 from __future__ import annotations
 
+import os
 import time
-from pathlib import Path
-from typing import Any
 
 from fake_clis import ids, jsonio
 from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.claude_stream import chunk_json, emit, padded_line, truncated_line, user_text
-from fake_clis.scenario import Step
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from fake_clis.scenario import Step
 
 __all__ = ["QODER_VERSION", "SPECS"]
 
@@ -362,10 +366,10 @@ def _check(run: FakeRun) -> str | None:
     if not p.has("--print"):
         return "Error: interactive mode needs a terminal (stdin is not a TTY); use -p"
     workspace = p.value("--workspace")
-    if workspace is not None and not Path(workspace).is_dir():
+    if workspace is not None and not os.path.isdir(workspace):
         return f"Error: workspace directory does not exist: {workspace}"
     for attachment in p.values("--attachment"):
-        if not Path(attachment).is_file():
+        if not os.path.isfile(attachment):
             return f"Error: attachment not found: {attachment}"
     return None
 

@@ -113,7 +113,7 @@ def _loaded_after(module: str, agent: str, *args: str) -> set[str]:
 
 
 #: One agent per converted emulator module.
-LEAN_STARTS = ("claude",)
+LEAN_STARTS = ("claude", "copilot", "qoder")
 
 
 @pytest.mark.rule("RUN-FAKES-001")
