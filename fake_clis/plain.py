@@ -6,19 +6,20 @@ Design: docs/design/fakes.md#fake_clis.plain
 from __future__ import annotations
 
 import itertools
-import math
 import os
-import re
 import time
-import unicodedata
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any
 
 from fake_clis import ids, jsonio
 from fake_clis.argv import Grammar
-from fake_clis.base import CliSpec, FakeRun
-from fake_clis.scenario import Step
+from fake_clis.base import CliSpec, FakeRun, read_text, write_text
+
+# A fake starts hundreds of times per conform: no re, pathlib or typing on the start path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from fake_clis.scenario import Step
 
 __all__ = ["SPECS"]
 
@@ -226,7 +227,7 @@ def _run_session(
 
 def _read_prompt_file(run: FakeRun, path: str) -> str | None:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return read_text(path or os.curdir)  # Path("") is the cwd
     except OSError as exc:
         run.err(
             f"Error: failed to read prompt file {path}: {exc.strerror} (os error {exc.errno})\n"
@@ -283,9 +284,8 @@ _AIDER_OPTIONS: tuple[Option, ...] = (
 _AIDER_TAG = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"
 _AIDER_THINKING = "--------------\n► **THINKING**"
 _AIDER_ANSWER = "------------\n► **ANSWER**"
-_AIDER_TAG_OPEN = re.compile(rf"\s*<{_AIDER_TAG}>\s*")
-_AIDER_TAG_CLOSE = re.compile(rf"\s*</{_AIDER_TAG}>\s*")
-_AIDER_TAG_PAIR = re.compile(rf"<{_AIDER_TAG}>.*?</{_AIDER_TAG}>", re.DOTALL)
+_AIDER_TAG_OPEN = f"<{_AIDER_TAG}>"
+_AIDER_TAG_CLOSE = f"</{_AIDER_TAG}>"
 #: aider/urls.py edit_errors, printed when a reply does not parse in the edit format.
 _AIDER_EDIT_ERRORS = "https://aider.chat/docs/troubleshooting/edit-errors.html"
 #: Coder.max_reflections: re-sends of a reply that did not parse, then "Only 3 ...".
@@ -329,7 +329,7 @@ _AIDER_API_ERRORS: dict[int, tuple[str, str, bool, str | None]] = {
     504: ("Timeout", "Timeout Error: ", True, _TIMED_OUT),
 }
 _AIDER_OTHER_API_ERROR = ("APIError", "APIError: ", True, None)
-_URL = re.compile(r'(https?://[^\s/$.?#].[^\s"]*)')
+_URL = r'(https?://[^\s/$.?#].[^\s"]*)'
 
 
 def _aider_tokens(count: int) -> str:
@@ -348,6 +348,8 @@ def _aider_cost(value: float) -> str:
     magnitude = abs(value)
     if magnitude >= 0.01:
         return f"{value:.2f}"
+    import math  # only a scenario that prices a reply under a cent gets here
+
     return f"{value:.{max(2, 2 - int(math.log10(magnitude)))}f}"
 
 
@@ -389,8 +391,8 @@ def _aider_edits(content: str, chat_files: list[str]) -> list[tuple[str, str]]:
                 fname = fname.strip()
                 if len(fname) > 250:
                     fname = ""
-                if fname and fname not in chat_files and Path(fname).name in chat_files:
-                    fname = Path(fname).name
+                if fname and fname not in chat_files and _path_name(fname) in chat_files:
+                    fname = _path_name(fname)
             if not fname:
                 if saw:
                     fname, source = saw, "saw"
@@ -418,24 +420,70 @@ def _aider_edits(content: str, chat_files: list[str]) -> list[tuple[str, str]]:
     return refined
 
 
+def _path_name(path: str) -> str:
+    """``PurePath(path).name``: the last part, ``.`` parts and trailing separators left out."""
+    path = os.path.splitdrive(path)[1]
+    if os.altsep:
+        path = path.replace(os.altsep, os.sep)
+    parts = [part for part in path.split(os.sep) if part not in ("", ".")]
+    return parts[-1] if parts else ""
+
+
+def _replace_spaced(text: str, mark: str, replacement: str) -> str:
+    """``re.sub(rf"\\s*{re.escape(mark)}\\s*", replacement, text)`` for a ``mark`` that
+    neither starts nor ends with whitespace: the whitespace around each mark goes too."""
+    parts = text.split(mark)
+    if len(parts) == 1:
+        return text
+    kept = [parts[0].rstrip(), *(part.strip() for part in parts[1:-1]), parts[-1].lstrip()]
+    return replacement.join(kept)
+
+
+def _drop_pairs(text: str, opening: str, closing: str) -> str:
+    """``re.sub(f"{opening}.*?{closing}", "", text, flags=re.DOTALL)`` for literal marks."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        start = text.find(opening, pos)
+        end = text.find(closing, start + len(opening)) if start >= 0 else -1
+        if end < 0:
+            break
+        out.append(text[pos:start])
+        pos = end + len(closing)
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def _aider_strip_reasoning(text: str) -> str:
     """aider/reasoning_tags.py remove_reasoning_content (the reply aider parses)."""
-    text = _AIDER_TAG_PAIR.sub("", text).strip()
-    closing = f"</{_AIDER_TAG}>"
-    if closing in text:
-        text = text.split(closing, 1)[1].strip()
+    text = _drop_pairs(text, _AIDER_TAG_OPEN, _AIDER_TAG_CLOSE).strip()
+    if _AIDER_TAG_CLOSE in text:
+        text = text.split(_AIDER_TAG_CLOSE, 1)[1].strip()
     return text
 
 
 # -- Rich, as aider's --no-pretty console prints a line (rich/_wrap.py, rich/text.py) --------
 
-_RICH_WORD = re.compile(r"\s*\S+\s*")
-_RICH_TRAILING_SPACE = re.compile(r"\s+$")
+def _word_end(text: str, pos: int) -> int | None:
+    """Where rich's word pattern ``\\s*\\S+\\s*`` matched at ``pos`` ends (``None``: no
+    word left); ``str.isspace`` is the regex's ``\\s``."""
+    size = len(text)
+    while pos < size and text[pos].isspace():
+        pos += 1
+    if pos == size:
+        return None
+    while pos < size and not text[pos].isspace():
+        pos += 1
+    while pos < size and text[pos].isspace():
+        pos += 1
+    return pos
 
 
 def _cells(text: str) -> int:
     """Terminal cells of ``text`` (rich.cells.cell_len: wide East Asian characters take two,
     combining marks and control characters none)."""
+    import unicodedata  # only aider measures cells; the other plain CLIs never load it
+
     total = 0
     for char in text:
         if ord(char) < 32 or unicodedata.combining(char):
@@ -463,10 +511,10 @@ def _divide_line(text: str, width: int) -> list[int]:
     """rich._wrap.divide_line (fold=True): the offsets where ``text`` wraps."""
     breaks: list[int] = []
     offset = 0
-    match = _RICH_WORD.match(text, 0)
-    while match is not None:
-        start, end = match.span()
-        word = match.group(0)
+    pos = 0
+    end = _word_end(text, pos)
+    while end is not None:
+        start, word = pos, text[pos:end]
         length = _cells(word.rstrip())
         if width - offset >= length:
             offset += _cells(word)
@@ -482,7 +530,7 @@ def _divide_line(text: str, width: int) -> list[int]:
         elif offset and start:
             breaks.append(start)
             offset = _cells(word)
-        match = _RICH_WORD.match(text, end)
+        pos, end = end, _word_end(text, end)
     return breaks
 
 
@@ -503,10 +551,9 @@ def _rich_lines(message: str, width: int) -> list[str]:
         bounds = [0, *_divide_line(line, width), len(line)]
         for a, b in itertools.pairwise(bounds):
             piece = line[a:b]
-            if len(piece) > width:
-                trailing = _RICH_TRAILING_SPACE.search(piece)
-                if trailing is not None:
-                    piece = piece[: len(piece) - min(len(trailing.group(0)), len(piece) - width)]
+            trailing = len(piece) - len(piece.rstrip())  # rich's r"\s+$" (no "\n" here)
+            if len(piece) > width and trailing:
+                piece = piece[: len(piece) - min(trailing, len(piece) - width)]
             if _cells(piece) > width:
                 piece = _crop_cells(piece, width)
             out.append(piece)
@@ -627,7 +674,9 @@ class _Aider(_Plain):
                 self.say(description)
             if not retry:
                 # check_and_open_urls: each URL in the error is offered in a browser.
-                for found in dict.fromkeys(_URL.findall(text)):
+                import re  # only an API error aider does not retry offers its URLs
+
+                for found in dict.fromkeys(re.findall(_URL, text)):
                     url = found.rstrip(".',\"}")
                     self.confirm("Open URL for more info?", url, allow_never=True)
                 self.api_failed = True
@@ -687,8 +736,8 @@ class _Aider(_Plain):
             text += piece
             received = True
             partial += text
-            text = _AIDER_TAG_OPEN.sub(lambda _m: f"\n{_AIDER_THINKING}\n\n", text)
-            self.emit(_AIDER_TAG_CLOSE.sub(lambda _m: f"\n\n{_AIDER_ANSWER}\n\n", text))
+            text = _replace_spaced(text, _AIDER_TAG_OPEN, f"\n{_AIDER_THINKING}\n\n")
+            self.emit(_replace_spaced(text, _AIDER_TAG_CLOSE, f"\n\n{_AIDER_ANSWER}\n\n"))
 
         for step in self.run.scenario.steps:
             if step.kind == "thinking":
@@ -812,14 +861,14 @@ _AGY_OPTIONS: tuple[Option, ...] = (
 class _Antigravity(_Plain):
     agent = "antigravity"
 
-    def __init__(self, run: FakeRun, prompt: str, log: Path | None) -> None:
+    def __init__(self, run: FakeRun, prompt: str, log: str | None) -> None:
         super().__init__(run, prompt)
         self.log = log
 
     def write_log(self, line: str) -> None:
         if self.log is not None:
             stamp = time.strftime("%m%d %H:%M:%S")
-            with self.log.open("a", encoding="utf-8") as handle:
+            with open(self.log, "a", encoding="utf-8") as handle:
                 handle.write(f"I{stamp} {line}\n")
 
     def header(self) -> None:
@@ -842,12 +891,14 @@ def _agy_main(run: FakeRun) -> int:
     if not p.has("--print"):
         run.err("Error: agy needs an interactive terminal; use -p for print mode\n")
         return 1
-    log: Path | None = None
+    log: str | None = None
     log_path = p.value("--log-file")
     if log_path is not None:
-        log = Path(log_path)
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text("", encoding="utf-8")
+        log = log_path or os.curdir  # Path("") is the cwd
+        parent = os.path.dirname(log)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        write_text(log, "")
         # seed 002 §4.4: `agy -p --log-file x -` runs but its log stays empty.
         order = [a.split("=", 1)[0] for a in run.argv]
         if order.index("--log-file") > order.index("-p" if "-p" in order else "--print"):

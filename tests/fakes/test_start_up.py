@@ -113,7 +113,7 @@ def _loaded_after(module: str, agent: str, *args: str) -> set[str]:
 
 
 #: One agent per converted emulator module.
-LEAN_STARTS = ("claude", "copilot", "qoder")
+LEAN_STARTS = ("claude", "copilot", "qoder", "aider", "grok-build")
 
 
 @pytest.mark.rule("RUN-FAKES-001")
