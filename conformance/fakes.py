@@ -7,6 +7,7 @@ give it the same clean environment.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,9 +21,11 @@ __all__ = ["clean_fake_env", "emulator_for", "fake_for", "holds_secret", "speaks
 _SHAPES = SecretMatcher()
 
 
+@functools.lru_cache(maxsize=4096)
 def holds_secret(name: str, value: str) -> bool:
     """Whether an env var may carry a real credential (:mod:`harness.secrets.detect`): its name is
-    secret-like, or its value holds key-shaped text or a URL's password."""
+    secret-like, or its value holds key-shaped text or a URL's password. Remembered per
+    variable: each of conform's fake runs cleans the same inherited environment."""
     return is_secret_name(name) or bool(_SHAPES.find(value.encode("utf-8", "surrogateescape"))[0])
 
 

@@ -8,6 +8,7 @@ Design: docs/design/secrets.md#harness.secrets.detect
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -68,13 +69,15 @@ _SECRET_WORDS = frozenset(
 _NOT_SECRET = frozenset({"PWD", "OLDPWD"})
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """True when a variable, header or parameter called ``name`` holds a credential.
 
     ``ANTHROPIC_API_KEY``, ``GH_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``DB_PASSWORD``,
     ``GOOGLE_APPLICATION_CREDENTIALS``, ``SENTRY_DSN``, ``NPM_CONFIG__AUTH``,
     ``x-api-key``, ``Authorization``. Not ``PWD`` (the working directory) nor
-    ``GIT_AUTHOR_NAME`` (``AUTHOR`` is not the word ``AUTH``).
+    ``GIT_AUTHOR_NAME`` (``AUTHOR`` is not the word ``AUTH``). Remembered per name: every
+    fake run of ``harness conform`` asks again about the same environment's names.
     """
     upper = name.upper()
     if upper in _NOT_SECRET:
