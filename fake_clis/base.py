@@ -90,7 +90,7 @@ class CliSpec:
         help_text: str = "",
         optional_flags: tuple[str, ...] = (),
         models_args: tuple[str, ...] | None = None,
-        models_output: str = "",
+        models_output: str | Callable[[], str] = "",
         auth_args: tuple[str, ...] | None = None,
         auth_ok: tuple[str, int] = ("Logged in", 0),
         auth_missing: tuple[str, int] = ("Not logged in", 1),
@@ -112,6 +112,8 @@ class CliSpec:
         #: Flags shown in help (and accepted) only by a current build.
         self.optional_flags = optional_flags
         self.models_args = models_args
+        #: What the models probe prints; a callable is called then (an output that needs
+        #: a heavy import to build is not built by every start).
         self.models_output = models_output
         self.auth_args = auth_args
         self.auth_ok = auth_ok
@@ -472,7 +474,8 @@ def _probe(spec: CliSpec, argv: list[str], env: Mapping[str, str]) -> int | None
         sys.stdout.write(text + "\n")
         return 0
     if spec.models_args is not None and args == spec.models_args:
-        sys.stdout.write(spec.models_output)
+        output = spec.models_output
+        sys.stdout.write(output if isinstance(output, str) else output())
         return 0
     if spec.auth_args is not None and args == spec.auth_args:
         text, code = spec.auth_missing if env.get("FAKE_CLI_AUTH") == "missing" else spec.auth_ok

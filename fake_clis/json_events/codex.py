@@ -5,16 +5,12 @@ Design: docs/design/fakes.md#fake_clis.json_events.codex
 
 from __future__ import annotations
 
-import importlib
 import os
-import shlex
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+import sys
 
-from fake_clis import ids, jsonio
-from fake_clis.argv import VARIADIC, Grammar, Parsed
-from fake_clis.base import CliSpec, FakeRun
+from fake_clis import ids, jsonio, shquote
+from fake_clis.argv import VARIADIC, Grammar
+from fake_clis.base import CliSpec, FakeRun, write_text
 from fake_clis.json_events.common import (
     Emulator,
     Fail,
@@ -27,7 +23,15 @@ from fake_clis.json_events.common import (
     step_tool_name,
     write_target,
 )
-from fake_clis.scenario import Step
+
+# A fake starts hundreds of times per conform: no dataclasses, pathlib, typing or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    from fake_clis.argv import Parsed
+    from fake_clis.scenario import Step
 
 __all__ = ["CODEX_SPEC", "CODEX_VERSION"]
 
@@ -380,7 +384,7 @@ class _CodexExec(Emulator):
 
     def _command(self, step: Step) -> None:
         item_id = self._item_id()
-        command = f"/bin/bash -lc {shlex.quote(str(step.get('command', '')))}"
+        command = f"/bin/bash -lc {shquote.quote(str(step.get('command', '')))}"
         item: dict[str, Any] = {
             "id": item_id,
             "type": "command_execution",
@@ -480,10 +484,7 @@ class _CodexExec(Emulator):
         final = self.replies[-1] if self.replies else ""
         self.session.end("\n".join(self.replies))
         if self.last_message_file:
-            target = Path(self.last_message_file)
-            if not target.is_absolute():
-                target = self.run.cwd / target
-            target.write_text(final, encoding="utf-8")
+            write_text(os.path.join(self.run.cwd, self.last_message_file), final)
         if not self.json_mode:
             self.run.out(final)
 
@@ -516,7 +517,8 @@ def _codex_app_server(run: FakeRun) -> int:
     """``codex app-server``: another emulator (fake_clis.codex_app_server) speaks it."""
     name = "fake_clis.codex_app_server"
     try:
-        module = importlib.import_module(name)
+        __import__(name)
+        module = sys.modules[name]
     except ModuleNotFoundError as exc:
         if exc.name != name:
             raise
@@ -637,7 +639,7 @@ CODEX_SPEC = CliSpec(
     help_args=(("--help",),),
     help_text=_CODEX_HELP,
     models_args=("debug", "models"),
-    models_output=_codex_models_json(),
+    models_output=_codex_models_json,  # indented JSON needs json: built for the probe only
     auth_args=("login", "status"),
     auth_ok=("Logged in using ChatGPT", 0),
     auth_missing=("Not logged in", 1),

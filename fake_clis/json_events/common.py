@@ -9,14 +9,18 @@ from __future__ import annotations
 import abc
 import os
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any
 
 from fake_clis import ids, jsonio
 from fake_clis.base import CliSpec, FakeRun, old_build
-from fake_clis.scenario import Step
+from fake_clis.clock import iso_utc_ms
+
+# A fake starts hundreds of times per conform: no dataclasses, pathlib, typing or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from fake_clis.scenario import Step
 
 __all__ = [
     "Emulator",
@@ -73,8 +77,7 @@ def now_ms() -> int:
 
 
 def iso_now() -> str:
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    return iso_utc_ms()
 
 
 def random_alnum(length: int) -> str:
@@ -102,16 +105,18 @@ class Fail(Exception):
         self.code = code
 
 
-@dataclass
 class Usage:
     """The scenario's ``usage`` steps, summed over the turn."""
 
-    input: int = 0
-    output: int = 0
-    cached_read: int = 0
-    cached_write: int = 0
-    thought: int = 0
-    cost: float | None = None
+    __slots__ = ("cached_read", "cached_write", "cost", "input", "output", "thought")
+
+    def __init__(self) -> None:
+        self.input = 0
+        self.output = 0
+        self.cached_read = 0
+        self.cached_write = 0
+        self.thought = 0
+        self.cost: float | None = None
 
     def add(self, step: Step) -> None:
         self.input += int(step.get("input_tokens", 0))
@@ -130,7 +135,7 @@ def step_tool_name(step: Step, default: str) -> str:
 
 def step_tool_input(step: Step) -> dict[str, Any]:
     value = step.get("input")
-    return dict(value) if isinstance(value, Mapping) else {}
+    return dict(value) if isinstance(value, dict) else {}  # a step is JSON: a mapping is a dict
 
 
 class Emulator(abc.ABC):

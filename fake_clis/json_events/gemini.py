@@ -6,10 +6,9 @@ Design: docs/design/fakes.md#fake_clis.json_events.gemini
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from fake_clis import ids
-from fake_clis.argv import VARIADIC, Grammar, Parsed
+from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.json_events.common import (
     Emulator,
@@ -25,7 +24,14 @@ from fake_clis.json_events.common import (
     step_tool_name,
     write_target,
 )
-from fake_clis.scenario import Step
+
+# A fake starts hundreds of times per conform: no dataclasses, pathlib, typing or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from fake_clis.argv import Parsed
+    from fake_clis.scenario import Step
 
 __all__ = ["GEMINI_SPEC", "GEMINI_VERSION"]
 

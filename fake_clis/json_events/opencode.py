@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from fake_clis import ids, jsonio
-from fake_clis.argv import VARIADIC, Grammar, Parsed
+from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun
 from fake_clis.json_events.common import (
     Emulator,
@@ -30,7 +26,15 @@ from fake_clis.json_events.common import (
     step_tool_name,
     write_target,
 )
-from fake_clis.scenario import Step
+
+# A fake starts hundreds of times per conform: no dataclasses, pathlib, typing or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from fake_clis.argv import Parsed
+    from fake_clis.scenario import Step
 
 __all__ = ["BYOK_SPEC", "MIMO_SPEC", "MIMO_VERSION", "OPENCODE_SPEC", "OPENCODE_VERSION"]
 
@@ -54,16 +58,29 @@ _MIMO_MODELS: tuple[tuple[str, str], ...] = (
 _OPENCODE_OPTIONAL = ("--dangerously-skip-permissions", "--auto", "--dir", "--variant", "--pure")
 
 
-@dataclass(frozen=True)
 class _OpenCodeFlavour:
-    agent_id: str
-    prog: str
-    version: str
-    #: Env var carrying per-invocation config JSON (seed 002 §8.1).
-    config_env: str
-    models: tuple[tuple[str, str], ...]
-    #: Whether the build has the optional `run` flags at all.
-    has_optional_flags: bool = True
+    """What differs between OpenCode and its forks."""
+
+    __slots__ = ("agent_id", "config_env", "has_optional_flags", "models", "prog", "version")
+
+    def __init__(
+        self,
+        agent_id: str,
+        prog: str,
+        version: str,
+        config_env: str,
+        models: tuple[tuple[str, str], ...],
+        *,
+        has_optional_flags: bool = True,
+    ) -> None:
+        self.agent_id = agent_id
+        self.prog = prog
+        self.version = version
+        #: Env var carrying per-invocation config JSON (seed 002 §8.1).
+        self.config_env = config_env
+        self.models = models
+        #: Whether the build has the optional `run` flags at all.
+        self.has_optional_flags = has_optional_flags
 
 
 def _opencode_grammar(flavour: _OpenCodeFlavour) -> Callable[[bool], Grammar]:
@@ -344,10 +361,10 @@ class _OpenCode(Emulator):
         home = self.run.env.get("HOME")
         if not home:
             return
-        folder = Path(home) / ".local" / "share" / "opencode" / "log"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = os.path.join(home, ".local", "share", "opencode", "log")
+        os.makedirs(folder, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H%M%S")
-        with (folder / f"{stamp}.log").open("a", encoding="utf-8") as log:
+        with open(os.path.join(folder, f"{stamp}.log"), "a", encoding="utf-8") as log:
             log.write(f"INFO  {stamp} +0ms service=default version=fake args=run\n")
             log.write(
                 f"ERROR {stamp} +1ms service=session.processor error=APIError "
@@ -502,7 +519,8 @@ def _opencode_spec(flavour: _OpenCodeFlavour) -> CliSpec:
         help_text=_opencode_help(flavour),
         optional_flags=_OPENCODE_OPTIONAL if flavour.has_optional_flags else (),
         models_args=("models", "--verbose"),
-        models_output=_opencode_models_text(flavour, verbose=True),
+        # indented JSON needs json: built for the probe only
+        models_output=lambda: _opencode_models_text(flavour, verbose=True),
     )
 
 

@@ -112,8 +112,19 @@ def _loaded_after(module: str, agent: str, *args: str) -> set[str]:
     return set(out.splitlines()[-1].split())
 
 
-#: One agent per converted emulator module.
-LEAN_STARTS = ("claude", "copilot", "qoder", "aider", "grok-build")
+#: Agents whose emulators start lean (each emulator module, and each flavour in one that
+#: differs on its start path).
+LEAN_STARTS = (
+    "claude",
+    "copilot",
+    "qoder",
+    "aider",
+    "grok-build",
+    "codex",
+    "opencode",
+    "gemini",
+    "cursor-agent",
+)
 
 
 @pytest.mark.rule("RUN-FAKES-001")
