@@ -4,16 +4,35 @@ for a subcommand whose flags the emulator parses itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+# ``_collections_abc`` is what ``collections.abc`` re-exports; the interpreter has already
+# loaded it, while ``collections.abc`` would import ``collections`` on a fake's start.
+from _collections_abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
 
 __all__ = ["AnyFlag", "GoFlagResult", "go_flag_parse"]
 
 
-@dataclass(frozen=True)
 class GoFlagResult:
-    values: dict[str, str]
-    rest: list[str]
+    """The flags Go's parse set, and the arguments after them."""
+
+    __slots__ = ("rest", "values")
+
+    def __init__(self, values: dict[str, str], rest: list[str]) -> None:
+        self.values = values
+        self.rest = rest
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GoFlagResult):
+            return NotImplemented
+        return (self.values, self.rest) == (other.values, other.rest)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable fields, as the dataclass had
+
+    def __repr__(self) -> str:
+        return f"GoFlagResult(values={self.values!r}, rest={self.rest!r})"
 
 
 def go_flag_parse(

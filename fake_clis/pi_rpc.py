@@ -5,22 +5,24 @@ Design: docs/design/fakes.md#fake_clis.pi_rpc
 
 from __future__ import annotations
 
-import datetime
 import os
-import queue
-import re
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from fake_clis import ids, jsonio
 from fake_clis.argv import Grammar
-from fake_clis.base import CliSpec, FakeRun, escape_lone_surrogates
+from fake_clis.base import CliSpec, FakeRun, escape_lone_surrogates, read_text
+from fake_clis.clock import iso_utc_ms
 from fake_clis.goflag import AnyFlag
-from fake_clis.scenario import Step
+
+# A fake starts hundreds of times per conform: no dataclasses, pathlib, typing, datetime
+# or re here; threading and queue only once an RPC session starts its stdin reader.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import queue
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    from fake_clis.scenario import Step
 
 __all__ = ["PI_VERSION", "PRIME_VERSION", "SPECS", "PiArgs", "parse_pi_args"]
 
@@ -28,10 +30,9 @@ PI_VERSION = "0.73.1"
 PRIME_VERSION = "0.4.2"
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 #: pi ``_isRetryableError`` (agent-session.js), shortened to the alternatives a scenario hits.
-_RETRYABLE = re.compile(
+_RETRYABLE = (
     r"overloaded|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|"
-    r"server.?error|internal.?error|network.?error|timed? out|timeout",
-    re.IGNORECASE,
+    r"server.?error|internal.?error|network.?error|timed? out|timeout"
 )
 _EOF = object()
 
@@ -39,15 +40,28 @@ _EOF = object()
 # --------------------------------------------------------------------------- flavours
 
 
-@dataclass(frozen=True)
 class _Model:
-    provider: str
-    model_id: str
-    name: str
-    context: int
-    max_out: int
-    reasoning: bool
-    images: bool
+    """One model of a provider, as ``--list-models`` and ``get_state`` show it."""
+
+    __slots__ = ("context", "images", "max_out", "model_id", "name", "provider", "reasoning")
+
+    def __init__(  # noqa: PLR0917 - positional, so the model tables read as tables
+        self,
+        provider: str,
+        model_id: str,
+        name: str,
+        context: int,
+        max_out: int,
+        reasoning: bool,
+        images: bool,
+    ) -> None:
+        self.provider = provider
+        self.model_id = model_id
+        self.name = name
+        self.context = context
+        self.max_out = max_out
+        self.reasoning = reasoning
+        self.images = images
 
     @property
     def api(self) -> str:
@@ -105,43 +119,77 @@ def _model_table(models: Sequence[_Model]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
 class _Flavour:
-    agent_id: str
-    prog: str
-    version_output: str
-    models: tuple[_Model, ...]
-    #: prime-agent: ``--resume`` takes an id and ``--cwd`` exists.
-    prime: bool
-    help_text: str
+    """What differs between pi and its prime-agent fork."""
+
+    __slots__ = ("agent_id", "help_text", "models", "prime", "prog", "version_output")
+
+    def __init__(
+        self,
+        *,
+        agent_id: str,
+        prog: str,
+        version_output: str,
+        models: tuple[_Model, ...],
+        prime: bool,
+        help_text: str,
+    ) -> None:
+        self.agent_id = agent_id
+        self.prog = prog
+        self.version_output = version_output
+        self.models = models
+        #: prime-agent: ``--resume`` takes an id and ``--cwd`` exists.
+        self.prime = prime
+        self.help_text = help_text
 
 
 # --------------------------------------------------------------------------- argv
 
 
-@dataclass
 class PiArgs:
     """What pi's ``parseArgs`` found (args.js), for pi and its prime-agent fork."""
 
-    mode: str | None = None
-    provider: str | None = None
-    model: str | None = None
-    thinking: str | None = None
-    append_system_prompt: list[str] = field(default_factory=list)
-    skills: list[str] = field(default_factory=list)
-    extensions: list[str] = field(default_factory=list)
-    no_session: bool = False
-    session: str | None = None
-    session_dir: str | None = None
-    continue_: bool = False
-    resume: str | None = None
-    cwd: str | None = None
-    print_: bool = False
-    messages: list[str] = field(default_factory=list)
-    file_args: list[str] = field(default_factory=list)
-    unknown_flags: list[str] = field(default_factory=list)
-    #: (``error`` | ``warning``, message)
-    diagnostics: list[tuple[str, str]] = field(default_factory=list)
+    __slots__ = (
+        "append_system_prompt",
+        "continue_",
+        "cwd",
+        "diagnostics",
+        "extensions",
+        "file_args",
+        "messages",
+        "mode",
+        "model",
+        "no_session",
+        "print_",
+        "provider",
+        "resume",
+        "session",
+        "session_dir",
+        "skills",
+        "thinking",
+        "unknown_flags",
+    )
+
+    def __init__(self) -> None:
+        self.mode: str | None = None
+        self.provider: str | None = None
+        self.model: str | None = None
+        self.thinking: str | None = None
+        self.append_system_prompt: list[str] = []
+        self.skills: list[str] = []
+        self.extensions: list[str] = []
+        self.no_session: bool = False
+        self.session: str | None = None
+        self.session_dir: str | None = None
+        self.continue_: bool = False
+        self.resume: str | None = None
+        self.cwd: str | None = None
+        self.print_: bool = False
+        self.messages: list[str] = []
+        self.file_args: list[str] = []
+        self.unknown_flags: list[str] = []
+        #: (``error`` | ``warning``, message)
+        self.diagnostics: list[tuple[str, str]] = []
 
 
 _PI_VALUE_FLAGS = {
@@ -291,11 +339,7 @@ def _now_ms() -> int:
 
 
 def _iso() -> str:
-    return (
-        datetime.datetime.now(datetime.timezone.utc)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
+    return iso_utc_ms()
 
 
 def _dumps(value: Any) -> str:
@@ -326,6 +370,9 @@ class _Input:
     seen at once, because pi handles commands while the agent streams (rpc-mode.js)."""
 
     def __init__(self, server: _PiServer) -> None:
+        import queue
+        import threading
+
         self.server = server
         self.run = server.run
         self.commands: queue.Queue[Any] = queue.Queue()
@@ -410,7 +457,7 @@ class _Input:
 class _SessionFile:
     """pi's JSONL session file (docs/session-format.md): a header, then one entry a line."""
 
-    def __init__(self, path: Path | None, cwd: Path, parent: str | None = None) -> None:
+    def __init__(self, path: str | None, cwd: str, parent: str | None = None) -> None:
         self.path = path
         self.cwd = cwd
         self.parent = parent
@@ -420,10 +467,10 @@ class _SessionFile:
         self.messages: list[dict[str, Any]] = []
 
     @classmethod
-    def reopen(cls, path: Path, cwd: Path) -> _SessionFile:
+    def reopen(cls, path: str, cwd: str) -> _SessionFile:
         session = cls(path, cwd)
         session.started = True
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in read_text(path).splitlines():
             try:
                 entry = jsonio.loads(line)
             except ValueError:
@@ -445,15 +492,15 @@ class _SessionFile:
         self.messages.append(dict(message))
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as handle:
+        os.makedirs(os.path.dirname(self.path) or os.curdir, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as handle:
             if not self.started:
                 header: dict[str, Any] = {
                     "type": "session",
                     "version": 3,
                     "id": self.session_id,
                     "timestamp": _iso(),
-                    "cwd": str(self.cwd),
+                    "cwd": self.cwd,
                 }
                 if self.parent is not None:
                     header["parentSession"] = self.parent
@@ -485,7 +532,7 @@ class _PiServer:
         args: PiArgs,
         model: _Model,
         session: _SessionFile,
-        session_dir: Path | None,
+        session_dir: str | None,
     ) -> None:
         self.run = run
         self.flavour = flavour
@@ -496,6 +543,8 @@ class _PiServer:
         self.thinking = args.thinking or "medium"
         self.session = session
         self.session_dir = session_dir
+        import threading  # only a session reads stdin on a thread
+
         self.busy = threading.Event()
         self._write_lock = threading.Lock()
         self.input = _Input(self)
@@ -621,16 +670,16 @@ class _PiServer:
         parent = command.get("parentSession")
         parent_turns = 0
         if parent is not None:
-            path = Path(str(parent)).expanduser()
-            if not path.is_file():
+            path = os.path.expanduser(str(parent))
+            if not os.path.isfile(path):
                 self.respond(command, "new_session", error=f"Session file not found: {parent}")
                 return
-            parent_turns = _SessionFile.reopen(path, Path(self.run.cwd)).user_turns
+            parent_turns = _SessionFile.reopen(path, self.run.cwd).user_turns
             self.run.record.update(
                 parent_session=str(parent), resumed=True, prior_turns=parent_turns
             )
         self.session = _fresh_session(
-            self.flavour, self.session_dir, Path(self.run.cwd), str(parent) if parent else None
+            self.flavour, self.session_dir, self.run.cwd, str(parent) if parent else None
         )
         self.respond(command, "new_session", {"cancelled": False})
 
@@ -730,10 +779,12 @@ _NOT_EMULATED = frozenset(
 def _retry_settings(run: FakeRun) -> dict[str, Any]:
     """settings.md "Retry": global ``~/.pi/agent/settings.json``, then the project's."""
     settings: dict[str, Any] = {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000}
-    home, cwd = Path(run.home), Path(run.cwd)
-    for path in (home / ".pi" / "agent" / "settings.json", cwd / ".pi" / "settings.json"):
+    for path in (
+        os.path.join(run.home, ".pi", "agent", "settings.json"),
+        os.path.join(run.cwd, ".pi", "settings.json"),
+    ):
         try:
-            data = jsonio.loads(path.read_text(encoding="utf-8"))
+            data = jsonio.loads(read_text(path))
         except (OSError, ValueError):
             continue
         retry = data.get("retry") if isinstance(data, dict) else None
@@ -743,17 +794,17 @@ def _retry_settings(run: FakeRun) -> dict[str, Any]:
 
 
 def _fresh_session(
-    flavour: _Flavour, directory: Path | None, cwd: Path, parent: str | None = None
+    flavour: _Flavour, directory: str | None, cwd: str, parent: str | None = None
 ) -> _SessionFile:
     """A new session, its file named like pi's (``<timestamp>_<uuid>.jsonl``, session-format.md)
     or prime-agent's (``<id>.jsonl``, resumed by id); ``directory`` None = ``--no-session``."""
     session = _SessionFile(None, cwd, parent)
     if directory is not None:
         if flavour.prime:
-            session.path = directory / f"{session.session_id}.jsonl"
+            session.path = os.path.join(directory, f"{session.session_id}.jsonl")
         else:
             stamp = _iso().replace(":", "-").replace(".", "-")
-            session.path = directory / f"{stamp}_{session.session_id}.jsonl"
+            session.path = os.path.join(directory, f"{stamp}_{session.session_id}.jsonl")
     return session
 
 
@@ -1100,7 +1151,11 @@ class _AgentRun:
         self.server.reported_api_failure = True
         self.end_with("error", error)
         settings = self.server.retry
-        if not settings.get("enabled") or not _RETRYABLE.search(error):
+        if not settings.get("enabled"):
+            return
+        import re  # only a failed model call asks whether it is retryable
+
+        if not re.search(_RETRYABLE, error, re.IGNORECASE):
             return
         attempt = 0
         max_retries = int(settings.get("maxRetries", 3))
@@ -1176,13 +1231,13 @@ def _padded_widget(nbytes: int) -> str:
 # --------------------------------------------------------------------------- entry points
 
 
-def _custom_models(home: Path | None) -> tuple[_Model, ...]:
+def _custom_models(home: str | None) -> tuple[_Model, ...]:
     """Models of the custom providers in ``~/.pi/agent/models.json`` (pi docs/models.md;
     real-clis.md second batch: pi). A file that is not valid is ignored here."""
     if home is None:
         return ()
     try:
-        data = jsonio.loads((home / ".pi" / "agent" / "models.json").read_text(encoding="utf-8"))
+        data = jsonio.loads(read_text(os.path.join(home, ".pi", "agent", "models.json")))
     except (OSError, ValueError):
         return ()
     providers = data.get("providers") if isinstance(data, dict) else None
@@ -1205,7 +1260,7 @@ def _custom_models(home: Path | None) -> tuple[_Model, ...]:
 
 
 def _resolve_model(
-    flavour: _Flavour, args: PiArgs, home: Path | None = None
+    flavour: _Flavour, args: PiArgs, home: str | None = None
 ) -> tuple[_Model | None, list[str], str | None]:
     """main.js ``resolveCliModel``: (model, warnings, error)."""
     models = (*flavour.models, *_custom_models(home))
@@ -1233,33 +1288,40 @@ def _resolve_model(
 
 
 def _session_for(
-    run: FakeRun, flavour: _Flavour, args: PiArgs, directory: Path | None
+    run: FakeRun, flavour: _Flavour, args: PiArgs, directory: str | None
 ) -> _SessionFile | str:
     """The session this process writes to, or an error message."""
     if flavour.prime and args.resume is not None:
         assert directory is not None
-        candidate = Path(args.resume).expanduser()
-        path = candidate if candidate.is_file() else directory / f"{args.resume}.jsonl"
-        if not path.is_file():
+        candidate = os.path.expanduser(args.resume)
+        path = (
+            candidate
+            if os.path.isfile(candidate)
+            else os.path.join(directory, f"{args.resume}.jsonl")
+        )
+        if not os.path.isfile(path):
             return f"Error: No session found matching '{args.resume}'"
         return _reopened(run, path)
     if args.session is not None and directory is not None:
-        candidate = Path(args.session).expanduser()
-        if not candidate.is_file():
-            matches = sorted(directory.glob(f"*{args.session}*.jsonl"))
+        candidate = os.path.expanduser(args.session)
+        if not os.path.isfile(candidate):
+            from pathlib import Path  # only a partial session id is looked up by pattern
+
+            matches = sorted(Path(directory).glob(f"*{args.session}*.jsonl"))
             if not matches:
                 return f"Error: No session found matching '{args.session}'"
-            candidate = matches[0]
+            candidate = str(matches[0])
         return _reopened(run, candidate)
-    if args.continue_ and directory is not None and directory.is_dir():
-        existing = sorted(directory.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+    if args.continue_ and directory is not None and os.path.isdir(directory):
+        names = [name for name in os.listdir(directory) if name.endswith(".jsonl")]
+        existing = sorted((os.path.join(directory, n) for n in names), key=os.path.getmtime)
         if existing:
             return _reopened(run, existing[-1])
-    return _fresh_session(flavour, directory, Path(run.cwd))
+    return _fresh_session(flavour, directory, run.cwd)
 
 
-def _reopened(run: FakeRun, path: Path) -> _SessionFile:
-    session = _SessionFile.reopen(path, Path(run.cwd))
+def _reopened(run: FakeRun, path: str) -> _SessionFile:
+    session = _SessionFile.reopen(path, run.cwd)
     run.record.update(resumed=True, prior_turns=session.user_turns, session_file=str(path))
     return session
 
@@ -1291,13 +1353,13 @@ def _main(flavour: _Flavour) -> Callable[[FakeRun], int]:
             run.err("Error: @file arguments are not supported in RPC mode\n")
             return 1
         if args.cwd is not None:
-            target = Path(args.cwd)
-            if not target.is_dir():
+            target = args.cwd
+            if not os.path.isdir(target):
                 run.err(f"Error: --cwd {args.cwd} is not a directory\n")
                 return 1
             os.chdir(target)
-            run.cwd = str(target.resolve())
-        model, warnings, error = _resolve_model(flavour, args, Path(run.home))
+            run.cwd = os.path.realpath(target)
+        model, warnings, error = _resolve_model(flavour, args, run.home)
         for warning in warnings:
             run.err(f"Warning: {warning}\n")
         problems = []
@@ -1313,16 +1375,17 @@ def _main(flavour: _Flavour) -> Callable[[FakeRun], int]:
             return 1
         assert model is not None
         if flavour.prime:
-            directory: Path | None = Path(run.home, ".prime", "agent", "sessions")
+            directory: str | None = os.path.join(run.home, ".prime", "agent", "sessions")
         elif args.no_session:
             directory = None
         else:
             configured = args.session_dir or run.env.get("PI_CODING_AGENT_SESSION_DIR")
             directory = (
-                Path(configured).expanduser() if configured else Path(run.cwd, ".pi", "sessions")
+                os.path.expanduser(configured)
+                if configured
+                else os.path.join(run.cwd, ".pi", "sessions")
             )
-            if not directory.is_absolute():
-                directory = Path(run.cwd) / directory
+            directory = os.path.join(run.cwd, directory)  # an absolute one stays as it is
         session = _session_for(run, flavour, args, directory)
         if isinstance(session, str):
             run.err(session + "\n")
@@ -1364,14 +1427,21 @@ def _pi_help(prog: str, prime: bool) -> str:
 
 
 _FLAVOURS = (
-    _Flavour("pi", "pi", PI_VERSION, _PI_MODELS, False, _pi_help("pi", False)),
     _Flavour(
-        "prime-agent",
-        "prime-agent",
-        f"prime-agent {PRIME_VERSION}",
-        _PRIME_MODELS,
-        True,
-        _pi_help("prime-agent", True),
+        agent_id="pi",
+        prog="pi",
+        version_output=PI_VERSION,
+        models=_PI_MODELS,
+        prime=False,
+        help_text=_pi_help("pi", False),
+    ),
+    _Flavour(
+        agent_id="prime-agent",
+        prog="prime-agent",
+        version_output=f"prime-agent {PRIME_VERSION}",
+        models=_PRIME_MODELS,
+        prime=True,
+        help_text=_pi_help("prime-agent", True),
     ),
 )
 

@@ -124,6 +124,8 @@ LEAN_STARTS = (
     "opencode",
     "gemini",
     "cursor-agent",
+    "pi",
+    "prime-agent",
 )
 
 
