@@ -6,21 +6,24 @@ Design: docs/design/fakes.md#fake_clis.dsh
 
 from __future__ import annotations
 
-import hashlib
+import _queue
+import _thread
 import os
-import queue
-import re
-import tarfile
-import threading
 import time
-from collections.abc import Iterator, Mapping
-from pathlib import Path
-from typing import Any
 
 from fake_clis import ids, jsonio
 from fake_clis.argv import Grammar
-from fake_clis.base import CliSpec, FakeRun
-from fake_clis.scenario import Step
+from fake_clis.base import CliSpec, FakeRun, read_text, write_text
+
+# A fake starts hundreds of times per conform: no pathlib, typing or re here, and stdin is
+# read on a thread through the C modules under queue and threading (each of those would
+# import functools and collections). hashlib and tarfile only load for ``plugin add``.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import Any
+
+    from fake_clis.scenario import Step
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -74,8 +77,18 @@ API_ERROR_CODES = {400: "INVALID_REQUEST", 401: "AUTH"}
 #: ... and for any 5xx.
 SERVER_ERROR_CODE = "SERVER"
 _CAPABILITIES = {"session_resume": True, "session_cancel": True, "structured_events": True}
-_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_ABSOLUTE = re.compile(r"^(?:/|[A-Za-z]:[\\/]|\\\\)")
+_PROFILE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+_ASCII_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _is_absolute(path: str) -> bool:
+    """Whether ``path`` is absolute for the runtime: ``/...``, a drive letter and a slash,
+    or UNC (the regex ``^(?:/|[A-Za-z]:[\\\\/]|\\\\\\\\)``, without ``re``)."""
+    if path.startswith(("/", "\\\\")):
+        return True
+    return len(path) >= 3 and path[0] in _ASCII_LETTERS and path[1] == ":" and path[2] in "\\/"
+
+
 _STATES = ("installed", "missing", "incompatible")
 
 
@@ -148,23 +161,23 @@ Commands:
 # =========================================================================== the profile
 
 
-def _dsh_home(run: FakeRun) -> Path:
+def _dsh_home(run: FakeRun) -> str:
     """seed 001 §8: the Harness home is the user's DSH_HOME (``$HOME/.dsh`` by default)."""
     configured = run.env.get("DSH_HOME")
-    return Path(configured) if configured else Path(run.home, ".dsh")
+    return configured if configured else os.path.join(run.home, ".dsh")
 
 
-def profile_marker(home: Path, profile: str = PROFILE) -> Path:
+def profile_marker(home: str, profile: str = PROFILE) -> str:
     """``<DSH home>/profiles/<profile>/package.json``: what ``plugin add`` writes."""
-    return home / "profiles" / profile / "package.json"
+    return os.path.join(home, "profiles", profile, "package.json")
 
 
 def _profile(run: FakeRun, name: str) -> tuple[str, str]:
     """``(state, plugin_version)`` of profile ``name``; state is one of :data:`_STATES`."""
     marker = profile_marker(_dsh_home(run), name)
-    if marker.is_file():
+    if os.path.isfile(marker):
         try:
-            data = jsonio.loads(marker.read_text(encoding="utf-8"))
+            data = jsonio.loads(read_text(marker))
             plugin = data.get("dshPlugin")
             version = (
                 str(plugin["version"]) if plugin is not None else _bundle_version(marker, data)
@@ -181,14 +194,14 @@ def _profile(run: FakeRun, name: str) -> tuple[str, str]:
     return state, version
 
 
-def _bundle_version(marker: Path, data: dict[str, Any]) -> str:
+def _bundle_version(marker: str, data: dict[str, Any]) -> str:
     """The bundle version of a profile laid out as the real ``dsh plugin add`` leaves it:
     ``dsh.profile.bundles`` names the package and its ``package.json`` sits under the
     profile's ``node_modules`` (the version the real bundle reports in its frames)."""
     if PACKAGE not in data["dsh"]["profile"]["bundles"]:
         raise KeyError(PACKAGE)
-    installed = marker.parent / "node_modules" / PACKAGE / "package.json"
-    return str(jsonio.loads(installed.read_text(encoding="utf-8"))["version"])
+    installed = os.path.join(os.path.dirname(marker), "node_modules", PACKAGE, "package.json")
+    return str(jsonio.loads(read_text(installed))["version"])
 
 
 def _identity(kind: str, state: str, plugin_version: str) -> dict[str, Any]:
@@ -263,7 +276,7 @@ def _dispatch(run: FakeRun) -> int:
         # seed 001 §5: "A missing profile ... makes the adapter unavailable".
         raise _Exit(
             f"error: profile '{name}' is not installed (looked in "
-            f"{profile_marker(_dsh_home(run), name).parent}); install it with "
+            f"{os.path.dirname(profile_marker(_dsh_home(run), name))}); install it with "
             f"`dsh plugin --profile {name} add <package>`"
         )
     if mode == "--probe":
@@ -281,18 +294,20 @@ def _plugin_add(run: FakeRun) -> int:
     name = parsed.value("--profile")
     if name is None:
         raise _Exit("error: required option '--profile <name>' not specified")
-    if not _PROFILE_NAME.match(name):
+    import hashlib
+    import re  # ``plugin add`` is an install step, not a run
+
+    if not re.match(_PROFILE_NAME, name):
         raise _Exit(f"error: invalid profile name '{name}'")
     raw = parsed.positionals[0]
-    path = Path(raw)
-    if not path.is_absolute():
-        path = run.cwd / path
+    path = os.path.join(run.cwd, raw)  # an absolute one stays as it is
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         raise _Exit(f"error: cannot read package {raw}: {exc.strerror or exc}") from None
     digest = hashlib.sha256(data).hexdigest()
-    run.record["plugin_add"] = {"profile": name, "tarball": str(path), "sha256": digest}
+    run.record["plugin_add"] = {"profile": name, "tarball": path, "sha256": digest}
     package = _package_json(path)
     if package is None:
         raise _Exit(f"error: {raw} is not a packed npm package (no package/package.json)")
@@ -301,8 +316,9 @@ def _plugin_add(run: FakeRun) -> int:
     if not pkg_name or not version:
         raise _Exit(f"error: {raw}: package.json must name the package and its version")
     marker = profile_marker(_dsh_home(run), name)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    write_text(
+        marker,
         jsonio.dumps(
             {
                 "name": f"dsh-profile-{name}",
@@ -312,19 +328,20 @@ def _plugin_add(run: FakeRun) -> int:
                     "package": pkg_name,
                     "version": version,
                     "sha256": digest,
-                    "tarball": str(path),
+                    "tarball": path,
                 },
             },
             indent=2,
         ),
-        encoding="utf-8",
     )
-    run.record["plugin_add"].update(package=pkg_name, version=version, marker=str(marker))
+    run.record["plugin_add"].update(package=pkg_name, version=version, marker=marker)
     run.out(f"added {pkg_name}@{version} to profile {name}")
     return 0
 
 
-def _package_json(path: Path) -> dict[str, Any] | None:
+def _package_json(path: str) -> dict[str, Any] | None:
+    import tarfile
+
     try:
         with tarfile.open(path, mode="r:*") as archive:
             member = archive.getmember("package/package.json")
@@ -351,7 +368,7 @@ class _StdioRun:
         self.run = run
         self.state = state
         self.plugin_version = plugin_version
-        self.inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.inbox: _queue.SimpleQueue[tuple[str, Any]] = _queue.SimpleQueue()
         self.eof = False
         self.request_id = ""
         self.session_id = ""
@@ -391,7 +408,7 @@ class _StdioRun:
             return None
         try:
             item = self.inbox.get(timeout=timeout)
-        except queue.Empty:
+        except _queue.Empty:
             return None
         if item[0] == "eof":
             self.eof = True
@@ -474,7 +491,7 @@ class _StdioRun:
 
     def drive(self) -> int:
         run = self.run
-        threading.Thread(target=self._reader, daemon=True).start()
+        _thread.start_new_thread(self._reader, ())  # never joined: a daemon thread
         # seed 001 §6/§7: the first frame is ready (runtime identity and capabilities).
         run.out(_dumps(_identity("ready", self.state, self.plugin_version)))
         command = self._await_execute()
@@ -516,12 +533,12 @@ class _StdioRun:
         run.record["prompt_via"] = "execute"
         run.record["execute_cwd"] = command["cwd"]
         run.record["mcp_servers"] = command["mcp_servers"]
-        cwd = Path(command["cwd"])
-        if not cwd.is_dir():
+        cwd = command["cwd"]
+        if not os.path.isdir(cwd):
             return self._protocol_error(
                 "INVALID_CWD", "The execute cwd is not a directory.", self.request_id
             )
-        run.cwd = str(cwd)
+        run.cwd = cwd
         model = command.get("model")
         entry = _model_entry(model)
         if model is not None and entry is None:
@@ -682,7 +699,8 @@ class _StdioRun:
             path = str(step.get("path") or "output.txt")
             content = str(step.get("content", ""))
             arguments: dict[str, Any] = {"file_path": path, "content": content}
-            output = str(step.get("output", "")) if failed else _written(Path(self.run.cwd, path))
+            written = _written(os.path.join(self.run.cwd, path))
+            output = str(step.get("output", "")) if failed else written
         elif kind == "shell":
             name = "bash"
             command = str(step.get("command", ""))
@@ -742,7 +760,7 @@ def _api_error_code(step: Step) -> str:
     return API_ERROR_CODES.get(status) or str(step.get("code") or "PROVIDER_ERROR")
 
 
-def _written(path: Path) -> str:
+def _written(path: str) -> str:
     """The write tool's result, as the runtime words it."""
     return f"<path>{path}</path>\n<type>file</type>\n<content>\nCreated file\n</content>"
 
@@ -790,7 +808,7 @@ def _command_problem(frame: Any) -> str | None:
     if kind == "cancel":
         return None
     cwd = frame.get("cwd")
-    if not isinstance(cwd, str) or not _ABSOLUTE.match(cwd):
+    if not isinstance(cwd, str) or not _is_absolute(cwd):
         return "cwd must be an absolute path"
     if not isinstance(frame.get("prompt"), str):
         return "prompt must be a string"

@@ -27,6 +27,8 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import psutil
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from harness.defs.deepseek_harness import parse_dsh_version
 from harness.defs.registry import get_agent_def
@@ -798,3 +800,22 @@ def test_plugin_add_refuses_bad_input(fake: FakeCli, problem: str) -> None:
     result = fake.run(AGENT, list(argv))
     assert result.code == 1 and result.err.startswith("error:")
     assert not (fake.home / ".dsh" / "profiles" / "open-design" / "package.json").exists()
+
+
+@pytest.mark.rule("FAKE-DSH-EXEC-001")
+@given(
+    st.lists(
+        st.sampled_from(["/", "\\", "C", "z", ":", "1", "é", "a", " ", "\n"]), max_size=5
+    ).map("".join)
+)
+@example("C:/x")
+@example("c:\\")
+@example("\\\\server")
+@example("C:")
+def test_execute_cwd_is_absolute_as_the_runtime_pattern_says(path: str) -> None:
+    """The execute command's cwd check is the runtime's pattern, without ``re``."""
+    import re
+
+    from fake_clis.dsh import _is_absolute
+
+    assert _is_absolute(path) == bool(re.match(r"^(?:/|[A-Za-z]:[\\/]|\\\\)", path))

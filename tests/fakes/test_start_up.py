@@ -126,6 +126,7 @@ LEAN_STARTS = (
     "cursor-agent",
     "pi",
     "prime-agent",
+    "deepseek-harness",
 )
 
 
