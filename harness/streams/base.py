@@ -9,6 +9,7 @@ any input (hypothesis proves it per parser).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from typing import Any, Protocol
 
 from harness.events import Event, Raw
@@ -19,6 +20,7 @@ from harness.streams.decoder import (
     DecodedItem,
     LineDecoder,
     OversizeLine,
+    may_hold_surrogate_escape,
     scan_json,
     surrogate_escape_search,
     vet_json,
@@ -66,13 +68,19 @@ class JsonlStreamParser:
     # -- public -------------------------------------------------------------
 
     def feed(self, data: bytes) -> list[Event]:
-        self._read(self._decoder.iter_feed(data))
+        items = self._decoder.iter_feed(data)
+        if items:
+            lines = iter(items)
+            # The first line may have begun in an earlier chunk; every later one lies
+            # wholly in ``data``, whose one scan for surrogate escapes stands for theirs.
+            self._read(islice(lines, 1), escapes=True)
+            self._read(lines, escapes=may_hold_surrogate_escape(data))
         if not self._out:
             return []  # no line completed: the common case of small feeds
         return self._take()
 
     def finish(self) -> list[Event]:
-        self._read(self._decoder.finish())
+        self._read(self._decoder.finish(), escapes=True)
         self.on_finish()
         return self._take()
 
@@ -107,11 +115,12 @@ class JsonlStreamParser:
         self._out = []
         return out
 
-    def _read(self, items: Iterable[DecodedItem]) -> None:
+    def _read(self, items: Iterable[DecodedItem], *, escapes: bool) -> None:
         """Each line to :meth:`handle`; the hot loop of every JSONL parser.
 
         One pass per line with the names it uses bound once: a method call and a few
         attribute look-ups per line are a large part of a parser's time on a long stream.
+        ``escapes=False``: no line holds a surrogate escape (no per-line search).
         """
         handle = self.handle
         scan = scan_json
@@ -129,8 +138,10 @@ class JsonlStreamParser:
                 value, end = scan(line, 0)
                 if end != len(line):
                     raise ValueError("extra data after the JSON value")
-                if len(line) > SHALLOW_TEXT or ("\\u" in line and surrogate_escape_search(line)):
-                    value = vet_json(value, line)
+                if len(line) > SHALLOW_TEXT or (
+                    escapes and "\\u" in line and surrogate_escape_search(line)
+                ):
+                    value = vet_json(value, line, escapes=escapes)
             except (ValueError, RecursionError, StopIteration):
                 # Not JSON as JavaScript's JSON.parse reads it (NaN/Infinity are
                 # rejected; StopIteration: no value at all), or nested too deeply for

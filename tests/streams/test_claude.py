@@ -355,6 +355,22 @@ def _streamed_text(message_id: str, *chunks: str) -> list[Frame]:
     return [*frames, block_stop(0)]
 
 
+@pytest.mark.rule("ROBUST-SURROGATE-001")
+def test_a_lone_surrogate_escape_is_replaced_wherever_the_chunks_split() -> None:
+    # A chunk's one scan for surrogate escapes must not miss a line that began in an
+    # earlier chunk (the escape's bytes are then partly, or wholly, before the chunk).
+    line = json.dumps(text_delta(0, "a\ud800b"))  # ensure_ascii: the escape itself
+    plain = json.dumps(text_delta(0, "c"))
+    for data, text in (
+        (f"{line}\n{plain}\n".encode(), "a\ufffdbc"),
+        (f"{plain}\n{line}\n".encode(), "ca\ufffdb"),
+    ):
+        for cut in range(len(data) + 1):
+            # The events themselves: to_json would make a surrogate U+FFFD on its own.
+            events = run_chunked(lambda: create(None), data, [cut])
+            assert "".join(getattr(e, "delta", "") for e in events) == text, f"split at {cut}"
+
+
 @pytest.mark.rule("CLAUDE-DEDUPE-TEXT-001")
 def test_text_deltas_then_wrapper_emit_the_text_once() -> None:
     events = parse(
