@@ -115,6 +115,8 @@ def _nonempty_str(value: object) -> str | None:
 
 def _js_key(value: object) -> str:
     """``${value}`` for a block index (a JSON number prints without ``.0``)."""
+    if type(value) is int:  # the usual index, read on every block start and stop
+        return str(value)
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return _js_string(value)
@@ -247,8 +249,6 @@ class ClaudeStreamParser(JsonlStreamParser):
 
     def handle(self, obj: dict[str, Any], line: str) -> bool:
         kind = obj.get("type")
-        if kind == "system":
-            return self._on_system(obj)
         if kind == "stream_event":
             event = obj.get("event")
             if type(event) is not dict:
@@ -259,6 +259,8 @@ class ClaudeStreamParser(JsonlStreamParser):
                 if type(delta) is dict and delta.get("type") == "text_delta":
                     return self._on_text_delta(delta.get("text"))
             return self._on_stream_event(event, obj.get("parent_tool_use_id"))
+        if kind == "system":
+            return self._on_system(obj)
         if kind == "assistant":
             return self._on_assistant(obj)
         if kind == "user":
