@@ -9,23 +9,24 @@ Design: docs/design/fakes.md#fake_clis.codex_app_server
 
 from __future__ import annotations
 
-import difflib
+import _queue
+import _thread
 import os
-import platform
-import queue
-import shlex
 import sys
-import threading
 import time
-import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
-from fake_clis import jsonio
-from fake_clis.base import CliSpec, FakeRun
-from fake_clis.scenario import Step
+from fake_clis import jsonio, shquote
+from fake_clis.base import CliSpec, FakeRun, read_text
+
+# A fake starts hundreds of times per conform: no dataclasses, pathlib, typing, platform,
+# uuid or shlex here, stdin is read on a thread through the C modules under threading and
+# queue, and difflib (which imports re) loads only to diff a file that existed.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    from fake_clis.scenario import Step
 
 __all__ = [
     "CODEX_VERSION",
@@ -93,7 +94,8 @@ def _uuid7() -> str:
     rand = int.from_bytes(os.urandom(10), "big")
     value = (ms << 80) | (0x7 << 76) | ((rand >> 68) & 0xFFF) << 64
     value |= (0b10 << 62) | (rand & ((1 << 62) - 1))
-    return str(uuid.UUID(int=value))
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _dumps(frame: Mapping[str, Any]) -> str:
@@ -114,25 +116,63 @@ def _toml_scalar(text: str) -> Any:
         return value
 
 
+def _uname() -> tuple[str, str, str]:
+    """``(platform.system(), platform.release(), platform.machine())``; ``os.uname`` where
+    there is one (what platform reads there too), so a start skips platform's import."""
+    if hasattr(os, "uname"):
+        name = os.uname()
+        return name.sysname, name.release, name.machine
+    import platform
+
+    return platform.system(), platform.release(), platform.machine()
+
+
 def _os_label() -> str:
-    system = platform.system() or "Linux"
-    release = platform.release().split("-", 1)[0] or "0"
-    return f"{system} {release}"
+    system, release, _machine = _uname()
+    return f"{system or 'Linux'} {release.split('-', 1)[0] or '0'}"
 
 
-@dataclass
 class _Thread:
-    id: str
-    cwd: Path
-    model: str
-    sandbox: str
-    approval: Any
-    network: bool
-    patch_streaming: bool
-    originator: str
-    created: int
-    preview: str = ""
-    turns: list[dict[str, Any]] = field(default_factory=list)
+    """One thread the client started or resumed, and its turns."""
+
+    __slots__ = (
+        "approval",
+        "created",
+        "cwd",
+        "id",
+        "model",
+        "network",
+        "originator",
+        "patch_streaming",
+        "preview",
+        "sandbox",
+        "turns",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        cwd: str,
+        model: str,
+        sandbox: str,
+        approval: Any,
+        network: bool,
+        patch_streaming: bool,
+        originator: str,
+        created: int,
+    ) -> None:
+        self.id = id
+        self.cwd = cwd
+        self.model = model
+        self.sandbox = sandbox
+        self.approval = approval
+        self.network = network
+        self.patch_streaming = patch_streaming
+        self.originator = originator
+        self.created = created
+        self.preview = ""
+        self.turns: list[dict[str, Any]] = []
 
     def cumulative(self) -> dict[str, int]:
         total = dict.fromkeys(
@@ -161,7 +201,7 @@ class _AppServer:
 
     def __init__(self, run: FakeRun) -> None:
         self.run = run
-        self.inbox: queue.Queue[bytes | None] = queue.Queue()
+        self.inbox: _queue.SimpleQueue[bytes | None] = _queue.SimpleQueue()
         self.eof = False
         self.client: dict[str, Any] | None = None
         self.threads: dict[str, _Thread] = {}
@@ -176,7 +216,7 @@ class _AppServer:
         self.interrupt = False
         self.items = 0
         home = run.env.get("CODEX_HOME")
-        self.codex_home = Path(home) if home else Path(run.home, ".codex")
+        self.codex_home = home if home else os.path.join(run.home, ".codex")
 
     # -- IO -------------------------------------------------------------------------------------
 
@@ -219,7 +259,7 @@ class _AppServer:
     # -- main loop ------------------------------------------------------------------------------
 
     def serve(self) -> int:
-        threading.Thread(target=self._reader, daemon=True).start()
+        _thread.start_new_thread(self._reader, ())  # never joined: a daemon thread
         while not self.eof:
             line = self.inbox.get()
             if line is None:
@@ -248,7 +288,7 @@ class _AppServer:
                 return
             try:
                 line = self.inbox.get(timeout=left)
-            except queue.Empty:
+            except _queue.Empty:
                 return
             if line is None:
                 self.eof = True
@@ -264,7 +304,7 @@ class _AppServer:
         while True:
             try:
                 line = self.inbox.get_nowait()
-            except queue.Empty:
+            except _queue.Empty:
                 break
             if line is None:
                 self.eof = True
@@ -336,8 +376,8 @@ class _AppServer:
             request_id,
             {
                 "userAgent": f"{name}/{CODEX_VERSION} ({_os_label()}; "
-                f"{platform.machine() or 'x86_64'}) unknown ({name}; {version})",
-                "codexHome": str(self.codex_home),
+                f"{_uname()[2] or 'x86_64'}) unknown ({name}; {version})",
+                "codexHome": self.codex_home,
                 "platformFamily": "windows" if windows else "unix",
                 "platformOs": {"win32": "windows", "darwin": "macos"}.get(sys.platform, "linux"),
             },
@@ -365,8 +405,8 @@ class _AppServer:
                 + ", ".join(f"`{s}`" for s in _SANDBOXES),
             )
             return None
-        cwd = Path(str(params.get("cwd") or self.run.cwd))
-        if not cwd.is_dir():
+        cwd = str(params.get("cwd") or self.run.cwd)
+        if not os.path.isdir(cwd):
             self.error(request_id, f"cwd does not exist: {cwd}")
             return None
         config = params.get("config")
@@ -376,7 +416,7 @@ class _AppServer:
             isinstance(features, dict) and features.get("apply_patch_streaming_events") is True
         )
         return {
-            "cwd": cwd.resolve(),
+            "cwd": os.path.realpath(cwd),
             "model": str(params.get("model") or self.default_model),
             "sandbox": sandbox,
             "approval": policy,
@@ -410,6 +450,8 @@ class _AppServer:
         if not isinstance(thread_id, str):
             self.error(request_id, "Invalid request: missing field `threadId`")
             return
+        import uuid  # only a resumed thread's id is checked
+
         try:
             uuid.UUID(thread_id)
         except ValueError:
@@ -542,10 +584,11 @@ class _AppServer:
     def _rollout_path(self, thread: _Thread) -> str:
         stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(thread.created))
         day = time.strftime("%Y/%m/%d", time.gmtime(thread.created))
-        return str(self.codex_home / "sessions" / day / f"rollout-{stamp}-{thread.id}.jsonl")
+        name = f"rollout-{stamp}-{thread.id}.jsonl"
+        return os.path.join(self.codex_home, "sessions", *day.split("/"), name)
 
     def _thread_object(self, thread: _Thread) -> dict[str, Any]:
-        cwd = str(thread.cwd)
+        cwd = thread.cwd
         return {
             "id": thread.id,
             "environments": [
@@ -585,7 +628,7 @@ class _AppServer:
         }
 
     def _thread_response(self, thread: _Thread) -> dict[str, Any]:
-        cwd = str(thread.cwd)
+        cwd = thread.cwd
         sandbox: dict[str, Any] = {"type": _SANDBOXES[thread.sandbox]}
         if thread.sandbox == "workspace-write":
             sandbox.update(
@@ -924,8 +967,8 @@ class _Turn:
             "id": item_id,
             "pluginId": None,
             "scriptPath": None,
-            "command": f"/bin/bash -lc {shlex.quote(raw)}",
-            "cwd": str(self.thread.cwd),
+            "command": f"/bin/bash -lc {shquote.quote(raw)}",
+            "cwd": self.thread.cwd,
             "processId": None,
             "source": "unifiedExecStartup",
             "status": "inProgress",
@@ -967,7 +1010,7 @@ class _Turn:
     def file_change(self, step: Step) -> None:
         rel = str(step.get("path") or "output.txt")
         content = str(step.get("content", ""))
-        target = (self.thread.cwd / rel).resolve()
+        target = os.path.realpath(os.path.join(self.thread.cwd, rel))
         if self.thread.sandbox == "read-only":
             # As the exec fake (the real codex, recordings/real/codex): the read-only sandbox
             # rejects the patch first.
@@ -975,8 +1018,8 @@ class _Turn:
             self.run.err("patch rejected: writing is blocked by read-only sandbox\n")
             return
         item_id = str(step.get("id") or self.item_id("call"))
-        existed = target.is_file()
-        old = target.read_text(encoding="utf-8") if existed else ""
+        existed = os.path.isfile(target)
+        old = read_text(target) if existed else ""
         kind: dict[str, Any] = {"type": "update", "move_path": None} if existed else {"type": "add"}
         diff = _unified_hunks(old, content) if existed else content
         if self.thread.patch_streaming:
@@ -989,7 +1032,7 @@ class _Turn:
         item = {
             "type": "fileChange",
             "id": item_id,
-            "changes": [{"path": str(target), "kind": kind, "diff": diff}],
+            "changes": [{"path": target, "kind": kind, "diff": diff}],
             "status": "inProgress",
         }
         if self._approval_needed():
@@ -1007,7 +1050,7 @@ class _Turn:
         failed = bool(step.get("is_error"))
         if not failed:
             try:
-                self.run.cwd = str(self.thread.cwd)
+                self.run.cwd = self.thread.cwd
                 self.run.write_file(rel, content)
             except (ValueError, OSError):
                 failed = True
@@ -1129,6 +1172,8 @@ class _Turn:
 
 
 def _unified_hunks(old: str, new: str) -> str:
+    import difflib  # only a file that existed is diffed
+
     lines = difflib.unified_diff(
         old.splitlines(keepends=True), new.splitlines(keepends=True), n=3, lineterm="\n"
     )
@@ -1138,11 +1183,13 @@ def _unified_hunks(old: str, new: str) -> str:
 def _git_diff(rel: str, old: str, new: str, existed: bool) -> str:
     header = f"diff --git a/{rel} b/{rel}\n"
     if not existed:
-        header += "new file mode 100644\n"
+        return header + "new file mode 100644\n" + _added_diff(f"b/{rel}", new)
+    import difflib  # only a file that existed is diffed
+
     body = difflib.unified_diff(
         old.splitlines(keepends=True),
         new.splitlines(keepends=True),
-        fromfile=f"a/{rel}" if existed else "/dev/null",
+        fromfile=f"a/{rel}",
         tofile=f"b/{rel}",
     )
     return header + "".join(body)
@@ -1162,7 +1209,8 @@ def _overrides(run: FakeRun) -> dict[str, Any]:
     return out
 
 
-_Handler = Callable[[_AppServer, Any, dict[str, Any]], None]
+if TYPE_CHECKING:
+    _Handler = Callable[[_AppServer, Any, dict[str, Any]], None]
 _HANDLERS: dict[str, _Handler] = {
     "thread/start": _AppServer.thread_start,
     "thread/resume": _AppServer.thread_resume,
@@ -1184,3 +1232,14 @@ def run_app_server(run: FakeRun) -> int:
 
 #: The ``codex`` agent id belongs to ``fake_clis.json_events``; this module adds no CLI.
 SPECS: dict[str, CliSpec] = {}
+
+
+def _added_diff(tofile: str, new: str) -> str:
+    """``difflib.unified_diff("", new, fromfile="/dev/null", tofile=tofile)`` joined: every
+    line added, in one hunk (nothing at all for an empty file)."""
+    lines = new.splitlines(keepends=True)
+    if not lines:
+        return ""
+    added = "1" if len(lines) == 1 else f"1,{len(lines)}"
+    head = f"--- /dev/null\n+++ {tofile}\n@@ -0,0 +{added} @@\n"
+    return head + "".join(f"+{line}" for line in lines)

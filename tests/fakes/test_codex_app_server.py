@@ -26,6 +26,8 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from harness.defs.registry import get_agent_def
 from harness.defs.types import BuildOptions, RuntimeContext
@@ -738,3 +740,32 @@ def test_read_only_sandbox_rejects_the_write(fake: FakeCli) -> None:
     assert "read-only sandbox" in live.stderr
     (response,) = [m for m in messages_of(live.stdout) if m.get("id") == 2]
     assert response["result"]["sandbox"]["type"] == "readOnly"
+
+
+@pytest.mark.rule("FAKE-APPSERVER-PATCH-001")
+@given(st.lists(st.sampled_from(["a\n", "b", "\n", "c\r\n", "d\x0b"]), max_size=6).map("".join))
+@example("")
+@example("one line")
+@example("one line\n")
+def test_a_new_files_diff_is_difflibs(new: str) -> None:
+    """A new file's diff is built without difflib, and says what difflib says."""
+    import difflib
+
+    from fake_clis.codex_app_server import _added_diff
+
+    expected = difflib.unified_diff(
+        [], new.splitlines(keepends=True), fromfile="/dev/null", tofile="b/x.txt"
+    )
+    assert _added_diff("b/x.txt", new) == "".join(expected)
+
+
+@pytest.mark.rule("FAKE-APPSERVER-WIRE-001")
+def test_thread_ids_are_version_7_uuids() -> None:
+    import uuid
+
+    from fake_clis.codex_app_server import _uuid7
+
+    for _ in range(50):
+        text = _uuid7()
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text and parsed.version == 7 and parsed.variant == uuid.RFC_4122
