@@ -312,10 +312,11 @@ class ConformPlan:
     #: ``--scenario`` as given (``None``: every scenario), for ``real_findings``.
     scenario_filter: tuple[str, ...] | None = None
 
-    @property
+    @functools.cached_property
     def jobs(self) -> tuple[RunJob, ...]:
-        """Every fake run, scenario-major so the defs progress together."""
-        parsed = {s: load_scenario(s) for p in self.defs for s in p.scenarios}
+        """Every fake run, scenario-major so the defs progress together (each scenario
+        read once: the runs' timers come from it)."""
+        parsed = {s: load_scenario(s) for s in {s for p in self.defs for s in p.scenarios}}
         out = [
             RunJob.of(i, s, parsed[s])
             for i, p in enumerate(self.defs)
