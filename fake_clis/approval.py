@@ -7,22 +7,23 @@ Design: docs/design/fakes.md#fake_clis.approval
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+
+# Read by the approval demo's start: no dataclasses or typing at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    #: argv -> True when the CLI will run tools without asking.
+    Posture = Callable[[Sequence[str]], bool]
 
 __all__ = [
     "GATES",
     "NO_TERMINAL_PROMPT",
     "PROTOCOL_APPROVAL_FORMATS",
     "ApprovalGate",
-    "Posture",
     "ask_on_terminal",
     "gate_for",
 ]
-
-#: argv -> True when the CLI will run tools without asking.
-Posture = Callable[[Sequence[str]], bool]
-
 
 def _flag(*names: str) -> Posture:
     """Any of ``names`` present as a flag (``--x`` or ``--x=...``)."""
@@ -54,19 +55,32 @@ def _either(*postures: Posture) -> Posture:
     return check
 
 
-@dataclass(frozen=True)
 class ApprovalGate:
     """One CLI's interactive approval prompt."""
 
-    agent_id: str
-    #: True when ``argv`` is the CLI's do-not-ask posture.
-    bypassed: Posture
-    #: What it asks before the scenario's file write (``hello.html``), as printed.
-    question: str
-    #: Where the posture is documented.
-    citation: str
-    #: The emulator asks and waits by itself; the demo does not add a question.
-    native: bool = False
+    __slots__ = ("agent_id", "bypassed", "citation", "native", "question")
+
+    def __init__(
+        self,
+        agent_id: str,
+        bypassed: Posture,
+        question: str,
+        citation: str,
+        *,
+        native: bool = False,
+    ) -> None:
+        self.agent_id = agent_id
+        #: True when ``argv`` is the CLI's do-not-ask posture.
+        self.bypassed = bypassed
+        #: What it asks before the scenario's file write (``hello.html``), as printed.
+        self.question = question
+        #: Where the posture is documented.
+        self.citation = citation
+        #: The emulator asks and waits by itself; the demo does not add a question.
+        self.native = native
+
+    def __repr__(self) -> str:
+        return f"ApprovalGate({self.agent_id!r}, native={self.native})"
 
     @property
     def denial(self) -> str:
