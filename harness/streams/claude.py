@@ -15,7 +15,6 @@ from typing import Any
 from harness.events import (
     Error,
     Status,
-    TextDelta,
     ThinkingDelta,
     ThinkingStart,
     ToolInputDelta,
@@ -23,6 +22,7 @@ from harness.events import (
     ToolUse,
     TurnEnd,
     Usage,
+    text_delta,
 )
 from harness.guards.artifact_echo import ArtifactEchoGuard
 from harness.guards.role_marker import RoleMarkerGuard
@@ -632,7 +632,7 @@ class ClaudeStreamParser(JsonlStreamParser):
     def _emit_guarded(self, message_id: str | None, text: str) -> None:
         if not message_id:
             # ref §2.1.5: text with no message id cannot be attributed; unguarded.
-            self.emit(TextDelta(delta=text))
+            self.emit(text_delta(text))
             return
         guard = self._guards.get(message_id)
         if guard is None:
@@ -642,7 +642,7 @@ class ClaudeStreamParser(JsonlStreamParser):
             return
         safe = guard.feed_text(text)
         if safe:
-            self.emit(TextDelta(delta=safe))
+            self.emit(text_delta(safe))
         if guard.contaminated:
             warning = guard.warning_event(message_id)
             if warning is not None:
