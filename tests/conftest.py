@@ -6,6 +6,7 @@
 * ``no_leaked_processes`` (autouse, :mod:`tests.support.processes`): a test that leaves a
   process running fails, naming it. ``keeps_processes(reason)`` opts a test out; a marker
   without a reason stops collection.
+* The fakes' bytecode is written once per session, as every shim writer does.
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile("harness")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Many tests start fakes as ``python -m fake_clis``, not through a shim, so nothing
+    else writes their bytecode; under ``PYTHONDONTWRITEBYTECODE`` every start would compile
+    each edited module again. An unwritable checkout is fine (they compile in memory)."""
+    from harness.runtime.fakes_install import precompile_fakes
+
+    precompile_fakes()
 
 
 def rule_ids_of(item: pytest.Item) -> list[str]:
