@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.defs.types import DEFAULT_MODEL_OPTION, BuildOptions, ModelOption, RuntimeContext
 from harness.errors import HarnessError
-from harness.protocols.acp import MODEL_CONFIG_IDS
+from harness.protocols.acp.handshake import MODEL_CONFIG_IDS
 from harness.protocols.options import choice_flag, clamp_codex_reasoning
 
 __all__ = [

@@ -56,7 +56,7 @@ _SPECS: tuple[FormatSpec, ...] = (
     FormatSpec(
         name="acp-json-rpc",
         session=SessionSpec(
-            target="harness.protocols.acp:AcpSession",
+            target="harness.protocols.acp.session:AcpSession",
             grace_keyword="cancel_grace_ms",
             capture_adapter="harness.capture.adapters:AcpCaptureAdapter",
         ),

@@ -16,7 +16,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 from harness.defs.types import AcpEnvFormat
 from harness.errors import HarnessError
 from harness.mcp.servers import McpAuthMode, McpServerConfig, McpTransport
-from harness.protocols.acp import version_at_least
+from harness.protocols.acp.mcp import version_at_least
 from harness.schemas import load_schema
 
 __all__ = [

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.protocols import acp, codex_app_server, dsh, pi_rpc
+from harness.protocols import codex_app_server, dsh, pi_rpc
+from harness.protocols.acp import state as acp_state
 from harness.protocols.machine import Machine, mermaid
 from harness.runner import stop
 
@@ -24,7 +25,7 @@ __all__ = ["DOCUMENT", "MACHINES", "check", "main", "render"]
 
 #: The drawn machines, in the document's order.
 MACHINES: tuple[Machine[Any, Any], ...] = (
-    acp.MACHINE,
+    acp_state.MACHINE,
     codex_app_server.MACHINE,
     pi_rpc.MACHINE,
     dsh.MACHINE,

@@ -90,7 +90,7 @@ def test_a_one_way_format_has_no_adapter() -> None:
 @pytest.mark.parametrize(
     ("stream_format", "module", "class_name"),
     [
-        ("acp-json-rpc", "harness.protocols.acp", "AcpSession"),
+        ("acp-json-rpc", "harness.protocols.acp.session", "AcpSession"),
         ("dsh-profile-jsonl", "harness.protocols.dsh", "DshProfileSession"),
         ("pi-rpc", "harness.protocols.pi_rpc", "PiRpcSession"),
         ("codex-app-server", "harness.protocols.codex_app_server", "CodexAppServerSession"),
@@ -105,7 +105,7 @@ def test_session_for_builds_the_format_session(
 
 
 def test_session_for_uses_from_def_when_a_def_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.protocols import acp
+    from harness.protocols.acp import session as acp
 
     defn = next(d for d in BUILTIN_DEFS if d.stream_format == "acp-json-rpc")
     seen: list[str] = []

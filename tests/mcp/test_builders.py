@@ -26,7 +26,7 @@ from harness.mcp.builders import (
     opencode_config_problems,
 )
 from harness.mcp.servers import McpAuthMode, McpServerConfig, McpTransport
-from harness.protocols.acp import AcpSession
+from harness.protocols.acp.session import AcpSession
 from harness.protocols.base import SessionRequest
 from harness.schemas import load_schema
 from tests.mcp._support import (

@@ -34,14 +34,11 @@ from harness.events import (
     Usage,
 )
 from harness.protocols import acp_schema
-from harness.protocols.acp import (
-    DEFAULT_MAX_LINE_BYTES,
-    AcpRequestError,
-    AcpSession,
-    choose_permission_option,
-    infer_retryable,
-    version_at_least,
-)
+from harness.protocols.acp.agent_requests import choose_permission_option
+from harness.protocols.acp.config import DEFAULT_MAX_LINE_BYTES, AcpRequestError
+from harness.protocols.acp.error_responses import infer_retryable
+from harness.protocols.acp.mcp import version_at_least
+from harness.protocols.acp.session import AcpSession
 from harness.protocols.base import (
     Actions,
     CloseStdin,
@@ -251,7 +248,7 @@ def play(
         chunk_size=chunk_size,
         allow_unexpected_frames=allow_unexpected_frames,
     )
-    return sess, check(res, script, sess._env_format)
+    return sess, check(res, script, sess.config.env_format)
 
 
 def finished(res: ScriptResult) -> Finished:
@@ -1470,7 +1467,7 @@ def test_an_invalid_outgoing_frame_is_a_local_protocol_error(
             return ["params: made invalid by the test"]
         return real(frame, *args, **kwargs)
 
-    monkeypatch.setattr("harness.protocols.acp.validate_outgoing", reject)
+    monkeypatch.setattr("harness.protocols.acp.context.validate_outgoing", reject)
     with pytest.raises(LocalProtocolError, match="invalid initialize frame: params: made invalid"):
         AcpSession().start(request(), 0)
 
@@ -1500,10 +1497,10 @@ ACP_DEFS = [d for d in BUILTIN_DEFS if d.stream_format == "acp-json-rpc"]
 @pytest.mark.parametrize("defn", ACP_DEFS, ids=[d.id for d in ACP_DEFS])
 def test_from_def_reads_the_def_fields(defn: Any) -> None:
     sess = AcpSession.from_def(defn, stage_timeout_ms=5)
-    assert sess._env_format is defn.acp.mcp_env_format
-    assert sess._stdio_removed_in == defn.acp.stdio_mcp_removed_in_version
-    assert sess._turn_end_completes is defn.acp.turn_end_completes_prompt
-    assert sess._stage_timeout == 5
+    assert sess.config.env_format is defn.acp.mcp_env_format
+    assert sess.config.stdio_mcp_removed_in_version == defn.acp.stdio_mcp_removed_in_version
+    assert sess.config.turn_end_completes_prompt is defn.acp.turn_end_completes_prompt
+    assert sess.config.stage_timeout == 5
 
 
 @pytest.mark.rule("ACP-DEF-001")
@@ -1513,10 +1510,8 @@ def test_from_def_refuses_other_formats_and_no_agent_id_appears_in_the_session()
         AcpSession.from_def(other)
     assert {d.acp.mcp_env_format for d in ACP_DEFS} == {AcpEnvFormat.ARRAY, AcpEnvFormat.MAP}
     root = Path(__file__).resolve().parents[2] / "harness" / "protocols"
-    sources = "".join(
-        (root / n).read_text(encoding="utf-8")
-        for n in ("acp.py", "acp_updates.py", "acp_schema.py", "jsonrpc.py")
-    )
+    files = [*sorted((root / "acp").glob("*.py")), root / "acp_updates.py", root / "acp_schema.py"]
+    sources = "".join(p.read_text(encoding="utf-8") for p in [*files, root / "jsonrpc.py"])
     for defn in BUILTIN_DEFS:
         assert f'"{defn.id}"' not in sources and f"'{defn.id}'" not in sources, defn.id
 

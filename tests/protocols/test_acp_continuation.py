@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 
 from harness.defs.registry import BUILTIN_DEFS
 from harness.events import Status, TextDelta, ToolResult, ToolUse, Usage
-from harness.protocols.acp import (
+from harness.protocols.acp.continuation import (
     CONTINUATION_EXHAUSTED,
     CONTINUATION_HISTORY,
     CONTINUATION_INCOMPLETE,
     CONTINUATION_UNSUPPORTED,
-    AcpSession,
 )
+from harness.protocols.acp.session import AcpSession
 from harness.protocols.amr_continuation import (
     CAPABILITY,
     ERROR_CODE,
@@ -536,7 +536,9 @@ def test_only_the_amr_def_names_a_model_unavailable_code() -> None:
     }
     assert named == {"amr": "AMR_MODEL_UNAVAILABLE"}
     amr = next(d for d in BUILTIN_DEFS if d.id == "amr")
-    assert AcpSession.from_def(amr)._model_unavailable_code == "AMR_MODEL_UNAVAILABLE"
+    assert AcpSession.from_def(amr).config.model_unavailable_error_code == (
+        "AMR_MODEL_UNAVAILABLE"
+    )
 
 
 # -- robustness --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import json
 import pytest
 from hypothesis import strategies as st
 
-from harness.protocols.acp import AcpSession
+from harness.protocols.acp.session import AcpSession
 from harness.protocols.base import SessionRequest
 from tests.protocols.stateful import SessionSpec, session_machine_test
 from tests.protocols.test_acp import (
