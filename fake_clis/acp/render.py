@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from fake_clis import ids, jsonio
-from fake_clis.acp.agent import Agent
-from fake_clis.acp.channel import Channel
+from fake_clis.acp.process import AgentProcess
 from fake_clis.acp.wire import (
     CONTEXT_SIZE,
     TOOL_KINDS,
@@ -23,32 +22,15 @@ from fake_clis.acp.wire import (
     chunk_update,
     dumps,
 )
-from fake_clis.base import FakeRun
 from fake_clis.scenario import Step
 
 __all__ = ["TurnRenderer"]
 
 
-class _Server(Protocol):
-    """What the renderer uses of the server that owns it (:class:`.server.AcpServer`)."""
-
-    run: FakeRun
-    agent: Agent
-    channel: Channel
-    auto_approve: bool
-    api_error_seen: bool
-
-    def send(self, frame: dict[str, Any]) -> None: ...
-
-    def update(self, session_id: str, update: dict[str, Any]) -> None: ...
-
-    def next_id(self) -> int: ...
-
-
 class TurnRenderer:
     """Renders the scenario's steps as ``session/update`` notifications for one prompt."""
 
-    def __init__(self, server: _Server, session: Session, prompt_id: Any, turn: Turn) -> None:
+    def __init__(self, server: AgentProcess, session: Session, prompt_id: Any, turn: Turn) -> None:
         self.server = server
         self.run = server.run
         self.session = session
@@ -64,7 +46,7 @@ class TurnRenderer:
             raise Stop
 
     def update(self, update: dict[str, Any]) -> None:
-        self.server.update(self.session.session_id, update)
+        self.server.out.update(self.session.session_id, update)
 
     def render(self, start: int = 0) -> None:
         """Render the steps from ``start`` (a continuation starts after its compaction)."""
@@ -493,14 +475,14 @@ class TurnRenderer:
         """
         if self.server.auto_approve or kind in self.session.always_allowed:
             return True, ""
-        request_id = self.server.next_id()
+        request_id = self.server.out.next_id()
         options = self.server.agent.permission_options
         params = {
             "sessionId": self.session.session_id,
             "toolCall": tool_call,
             "options": [{"optionId": o, "name": n, "kind": k} for o, n, k in options],
         }
-        self.server.send(
+        self.server.out.send(
             {
                 "jsonrpc": "2.0",
                 "id": request_id,

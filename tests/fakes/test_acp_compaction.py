@@ -536,12 +536,12 @@ def test_pid_liveness_sees_this_process_and_not_a_reaped_one() -> None:
     import subprocess
     import sys
 
-    from fake_clis.acp.server import _pid_alive
+    from fake_clis.acp.continuation import pid_alive
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait(timeout=30)
-    assert _pid_alive(os.getpid()) is True
-    assert _pid_alive(child.pid) is False
+    assert pid_alive(os.getpid()) is True
+    assert pid_alive(child.pid) is False
 
 
 @pytest.mark.rule("FAKE-ACP-013")
@@ -550,13 +550,13 @@ def test_pid_liveness_counts_an_unreaped_exited_process_as_gone() -> None:
     import subprocess
     import sys
 
-    from fake_clis.acp.server import _pid_alive
+    from fake_clis.acp.continuation import pid_alive
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     # Wait for the exit but leave the child unreaped (a zombie) until the end.
     os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
     try:
-        assert _pid_alive(child.pid) is False
+        assert pid_alive(child.pid) is False
     finally:
         child.wait(timeout=30)
 
