@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from conformance.checks import Finding, all_checks, evaluate_def, not_tested, sk
 from conformance.checks.loader import load_def_file
 from conformance.checks.runs import evaluate_run, observe_run
 from conformance.fakes import clean_fake_env, emulator_for
+from conformance.forked import Forked, ForkedError
 from conformance.rules import Rule, all_rules
 from conformance.verdicts import DEFAULT_MAX_RERUNS, Outcome, Status, Verdict, judge, should_rerun
 from fake_clis.catalog import all_specs, unemulated_steps
@@ -495,8 +497,9 @@ class _Tracker:
         self.done = dict.fromkeys(self.total, 0)
         self.failed: dict[str, set[str]] = {d: set() for d in self.total}
         self.finished: set[str] = set()
-        #: Defs whose concurrent (phase 1b) def checks are still running.
-        self.checking: set[str] = set()
+        #: Defs whose def checks (phase 1b, and the argv checks when a forked copy of
+        #: this process judges them) are still running: how many groups of them.
+        self.checking: Counter[str] = Counter()
         self.real = {p.id: p.real for p in plan.defs}
         self._lock = threading.RLock()
 
@@ -538,7 +541,9 @@ class _Tracker:
 
     def checks_done(self, def_id: str) -> None:
         with self._lock:
-            self.checking.discard(def_id)
+            self.checking[def_id] -= 1
+            if self.checking[def_id] <= 0:
+                del self.checking[def_id]
         self._maybe_finished(def_id)
 
 
@@ -757,6 +762,63 @@ class _Runner:
         return out
 
 
+class _ArgvChecks:
+    """Phase 1a: the def-level checks of :data:`SERIAL_CHECK_MODULES`, which change
+    process-wide state (``sys.platform``, env and audit traps) while they run, so nothing
+    may run beside them in the same process.
+
+    They run in a forked copy of this process (:class:`~conformance.forked.Forked`), on
+    the second core while this one starts the fakes: 1-2 s of conform over all defs in
+    which one core had waited. Where no copy can be made they run here at once, before
+    anything else starts; when the copy gives no result, here after everything else.
+    """
+
+    def __init__(self, plan: ConformPlan, tracker: _Tracker, rules: Sequence[Sequence[str]]):
+        self.plan = plan
+        self.tracker = tracker
+        self.rules = rules
+        self._by_def: list[list[Outcome]] | None = None
+        self._copy = Forked.start(self._judge_silently)
+        if self._copy is None:
+            self._by_def = self._judge(tracker)
+        else:
+            tracker.checking.update(p.id for p, r in zip(plan.defs, rules, strict=True) if r)
+
+    def _judge(self, tracker: _Tracker) -> list[list[Outcome]]:
+        return [_def_outcomes(self.plan, i, tracker, r) for i, r in enumerate(self.rules)]
+
+    def _judge_silently(self) -> list[list[Outcome]]:
+        """In the copy: its progress is reported by :meth:`collect`, here."""
+        return self._judge(_Tracker(self.plan, None))
+
+    def collect(self) -> None:
+        """Wait for the copy (in a worker thread) and report its outcomes' progress."""
+        if self._copy is None:
+            return
+        try:
+            by_def = self._copy.result()
+        except ForkedError:
+            return  # judged here by outcomes(), once nothing else runs
+        self._by_def = by_def
+        self._report(by_def)
+
+    def _report(self, by_def: Sequence[Sequence[Outcome]]) -> None:
+        for p, rules, found in zip(self.plan.defs, self.rules, by_def, strict=True):
+            for outcome in found:
+                self.tracker.note(p.id, outcome.rule_id, [outcome])
+            if rules:
+                self.tracker.checks_done(p.id)
+
+    def outcomes(self, index: int) -> list[Outcome]:
+        """Def ``index``'s outcomes; call once the fake runs and :meth:`collect` are done."""
+        if self._by_def is None:
+            self._by_def = self._judge(self.tracker)
+            for p, rules in zip(self.plan.defs, self.rules, strict=True):
+                if rules:
+                    self.tracker.checks_done(p.id)
+        return self._by_def[index]
+
+
 def _def_outcomes(
     plan: ConformPlan, index: int, tracker: _Tracker, rule_ids: Sequence[str] | None = None
 ) -> list[Outcome]:
@@ -939,20 +1001,18 @@ def run_conform(
     started = time.monotonic()
     tracker = _Tracker(plan, on_progress, baseline)
     outcomes: list[Outcome] = []
-    # Phase 1a: the argv checks, one def after another: they flip sys.platform, which
-    # every thread sees (conformance/checks/defs.py), so nothing else runs meanwhile.
     serial, parallel = _split_def_rules(plan)
-    for i, p in enumerate(plan.defs):
-        outcomes += _def_outcomes(plan, i, tracker, serial[i])
-        outcomes += _structural_outcomes(p)
-    # Phase 1b: every other def-level check (e.g. ones that run the def's fake), one
-    # worker per def; a def's own checks stay in order (they may share a cache). They
-    # run while phase 2 does: both mostly wait on fake processes, and nothing in either
-    # flips process-wide state (only phase 1a does, and it is over).
     with (
         ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool,
         tempfile.TemporaryDirectory(prefix="harness-conform-", dir=work_dir) as tmp,
     ):
+        # Phase 1a: the argv checks (_ArgvChecks: in a forked copy, or here and now).
+        argv = _ArgvChecks(plan, tracker, serial)
+        argv_collected = pool.submit(argv.collect)
+        # Phase 1b: every other def-level check (e.g. ones that run the def's fake), one
+        # worker per def; a def's own checks stay in order (they may share a cache). They
+        # run while phase 2 does: both mostly wait on fake processes, and nothing in
+        # either flips process-wide state (only phase 1a does, never beside them here).
         tracker.checking.update(plan.defs[i].id for i in range(len(plan.defs)) if parallel[i])
         futures = [
             pool.submit(_checked_def, plan, i, tracker, parallel[i])
@@ -972,6 +1032,10 @@ def run_conform(
             ran = asyncio.run(fakes())
         finally:
             runner.sweeper.close()
+        argv_collected.result()
+        for i, p in enumerate(plan.defs):
+            outcomes += argv.outcomes(i)
+            outcomes += _structural_outcomes(p)
         for future in futures:
             outcomes += future.result()
         outcomes += ran

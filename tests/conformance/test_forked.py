@@ -1,0 +1,140 @@
+"""conformance.forked: a function run in a forked copy of the process, and conform's argv
+checks judged there exactly as they are judged in the process itself.
+
+Each case runs in a fresh interpreter: a copy is only made while one thread runs, which a
+pytest worker does not promise.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import conform
+from conformance.checks import all_checks
+from conformance.forked import Forked
+from conformance.rules import all_rules
+from fake_clis.scenario import list_scenarios
+from harness.defs.registry import BUILTIN_DEFS
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = Path(__file__).resolve().parent / "broken_defs"
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="a copy is made on Linux only"
+)
+
+
+def _python(code: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+@pytest.mark.rule("CONFORM-PLAN-001")
+def test_the_copy_returns_its_result_and_changes_nothing_here() -> None:
+    got = _python(
+        "import json, os, sys\n"
+        "from conformance.forked import Forked\n"
+        "def flip():\n"
+        "    sys.platform = 'win32'\n"
+        "    return {'pid': os.getpid(), 'platform': sys.platform}\n"
+        "copy = Forked.start(flip)\n"
+        "there = copy.result()\n"
+        "print(json.dumps({'there': there, 'pid': os.getpid(), 'platform': sys.platform}))\n"
+    )
+    assert got["there"] == {"pid": got["there"]["pid"], "platform": "win32"}  # type: ignore[index]
+    assert got["there"]["pid"] != got["pid"]  # type: ignore[index]
+    assert got["platform"] == sys.platform
+
+
+@pytest.mark.rule("CONFORM-PLAN-001")
+def test_a_copy_that_raises_is_an_error_and_no_copy_is_made_beside_a_thread() -> None:
+    got = _python(
+        "import json, threading\n"
+        "from conformance.forked import Forked, ForkedError\n"
+        "def boom():\n"
+        "    raise ValueError('no')\n"
+        "try:\n"
+        "    Forked.start(boom).result()\n"
+        "    raised = False\n"
+        "except ForkedError:\n"
+        "    raised = True\n"
+        "stop = threading.Event()\n"
+        "worker = threading.Thread(target=stop.wait)\n"
+        "worker.start()\n"
+        "beside = Forked.start(lambda: 1)\n"
+        "stop.set(); worker.join()\n"
+        "print(json.dumps({'raised': raised, 'beside': beside is None}))\n"
+    )
+    assert got == {"raised": True, "beside": True}
+
+
+def _verdicts(result: conform.ConformResult) -> list[tuple[str, str, str, str]]:
+    return sorted((c.def_id, c.rule_id, c.status.value, c.reason) for c in result.verdict.cells)
+
+
+@pytest.mark.rule("CONFORM-PLAN-001", "DEF-PROMPT-001")
+def test_argv_checks_judged_in_a_copy_or_here_give_the_same_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The argv checks of a failing def and a built-in one, with no fake run: judged here
+    (no copy can be made), then in a copy (a fresh interpreter, one thread)."""
+    defs = [str(BROKEN / "prompt_in_argv.py")]
+    targets = conform.builtin_targets(BUILTIN_DEFS, ["claude"])
+    targets += conform.file_targets(defs, reserved_ids=[d.id for d in BUILTIN_DEFS])
+    serial = [
+        r for r, c in all_checks("def").items() if c.func.__module__ == "conformance.checks.defs"
+    ]
+    plan = conform.plan_conform(
+        targets,
+        def_checks=all_checks("def"),
+        run_checks=all_checks("run"),
+        catalog=all_rules(),
+        scenarios=list_scenarios(),
+        rule_filter=serial,
+        siblings=[*BUILTIN_DEFS, *(t.defn for t in targets[1:])],
+    )
+    monkeypatch.setattr(Forked, "start", classmethod(lambda cls, func: None))
+    here = _verdicts(conform.run_conform(plan, work_dir=str(tmp_path)))
+    assert ("broken-budget", "DEF-PROMPT-001", "fail") in [h[:3] for h in here]
+    there = _python(
+        "import json\n"
+        "from conformance import conform\n"
+        "from conformance.forked import Forked\n"
+        "from conformance.checks import all_checks\n"
+        "from conformance.rules import all_rules\n"
+        "from fake_clis.scenario import list_scenarios\n"
+        "from harness.defs.registry import BUILTIN_DEFS\n"
+        "made = []\n"
+        "start = Forked.start.__func__\n"
+        "def spy(cls, func):\n"
+        "    copy = start(cls, func)\n"
+        "    made.append(copy is not None)\n"
+        "    return copy\n"
+        "Forked.start = classmethod(spy)\n"
+        f"targets = conform.builtin_targets(BUILTIN_DEFS, ['claude'])\n"
+        f"targets += conform.file_targets({defs!r}, reserved_ids=[d.id for d in BUILTIN_DEFS])\n"
+        "plan = conform.plan_conform(targets, def_checks=all_checks('def'),\n"
+        "    run_checks=all_checks('run'), catalog=all_rules(), scenarios=list_scenarios(),\n"
+        f"    rule_filter={serial!r},\n"
+        "    siblings=[*BUILTIN_DEFS, *(t.defn for t in targets[1:])])\n"
+        "result = conform.run_conform(plan)\n"
+        "cells = sorted((c.def_id, c.rule_id, c.status.value, c.reason)\n"
+        "    for c in result.verdict.cells)\n"
+        "print(json.dumps({'made': made, 'cells': cells}))\n"
+    )
+    assert there["made"] == [True]
+    assert [tuple(c) for c in there["cells"]] == here  # type: ignore[attr-defined]
