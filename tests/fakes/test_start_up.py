@@ -8,6 +8,7 @@ that, and that the hint never changes which spec runs.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -91,25 +92,36 @@ START_PATH_FREE = {
 }
 
 
-def _loaded_after(module: str, agent: str, *args: str) -> set[str]:
-    """The modules a shim start of ``agent`` has loaded when it exits (no bytecode cache
+def _loaded_after(
+    module: str, agent: str, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> set[str]:
+    """The modules a shim start of ``agent`` has loaded when it exits 0 (no bytecode cache
     involved: the shim's source is compiled here, as a fresh checkout would)."""
     code = (
         "import sys\n"
         f"sys.argv = [{str(SHIM)!r}, {module!r}, {agent!r}, *{list(args)!r}]\n"
         f"source = open({str(SHIM)!r}).read()\n"
+        "status = 0\n"
         "try:\n"
         f"    scope = {{'__name__': '__main__', '__file__': {str(SHIM)!r}}}\n"
         f"    exec(compile(source, {str(SHIM)!r}, 'exec'), scope)\n"
-        "except SystemExit:\n"
-        "    pass\n"
+        "except SystemExit as exc:\n"
+        "    status = exc.code\n"
         "sys.stdout.flush()\n"
-        "print('\\n' + ' '.join(sorted(sys.modules)))\n"
+        "sys.stderr.write(f'\\n{status} ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60, check=True
-    ).stdout
-    return set(out.splitlines()[-1].split())
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd=cwd,
+        env=env,
+    )
+    status, *loaded = done.stderr.splitlines()[-1].split()
+    assert status == "0", done.stderr
+    return set(loaded)
 
 
 #: Agents whose emulators start lean (each emulator module, and each flavour in one that
@@ -179,3 +191,39 @@ def test_alnum_uses_the_whole_alphabet() -> None:
     assert set(ids.alnum(20_000)) == set(
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
     )
+
+
+#: A one-shot happy turn per one-shot wire format: argv with the prompt in it.
+HAPPY_TURNS = {
+    "claude": (
+        "-p",
+        "hi",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--dangerously-skip-permissions",
+    ),
+    "copilot": ("-p", "hi", "--allow-all-tools", "--output-format", "json"),
+    "qoder": ("-p", "hi", "--output-format", "stream-json", "--yolo"),
+    "codex": ("exec", "--json", "--skip-git-repo-check", "hi"),
+    "gemini": ("--output-format", "stream-json", "--yolo", "-p", "hi"),
+    "opencode": ("run", "--format", "json", "hi"),
+    "cursor-agent": ("--print", "--output-format", "stream-json", "--force", "hi"),
+    "aider": ("--yes-always", "--no-pretty", "--no-git", "--message", "hi"),
+    "grok-build": ("-p", "hi", "--always-approve"),
+}
+
+
+@pytest.mark.rule("RUN-FAKES-001")
+@pytest.mark.parametrize("agent", sorted(HAPPY_TURNS))
+def test_a_happy_turn_stays_off_the_heavy_modules(agent: str, tmp_path: Path) -> None:
+    """The turn itself (a thought, text, a file write, usage) imports nothing heavy either:
+    an error path that imports json to raise, or a helper that imports re for an empty
+    flag list, costs every run."""
+    module = emulator_module_of(agent)
+    assert module is not None
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    env["FAKE_CLI_SCENARIO"] = "happy"
+    loaded = _loaded_after(module, agent, *HAPPY_TURNS[agent], cwd=tmp_path, env=env)
+    assert (tmp_path / "hello.html").is_file() or agent == "codex"  # codex exec: read-only
+    assert not loaded & START_PATH_FREE, loaded & START_PATH_FREE
