@@ -383,6 +383,22 @@ def write_text(path: str, text: str) -> None:
         handle.write(text)
 
 
+def path_str(*parts: str) -> str:
+    """``str(PurePath(*parts))``: the parts joined, without ``.`` parts, doubled separators
+    or a trailing one. A path that needs no such cleaning (the usual case) is joined with
+    ``os.path``; any other goes to pathlib itself, so the result is always pathlib's."""
+    joined = os.path.join(*parts)
+    pieces = joined.split(os.sep)
+    clean = not (os.altsep and os.altsep in joined) and all(
+        piece not in ("", ".") for piece in pieces[1:]
+    )
+    if clean and pieces[0] not in (".",) and (pieces[0] or len(pieces) > 1):
+        return joined
+    from pathlib import PurePath  # a path pathlib would clean up: let it
+
+    return str(PurePath(*parts))
+
+
 def is_within(path: str, root: str) -> bool:
     """Whether absolute ``path`` is ``root`` or under it (``Path.is_relative_to``)."""
     try:
