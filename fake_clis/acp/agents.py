@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from fake_clis.acp.agent import Agent
 from fake_clis.acp.grammars import (
     VELA_MODELS,
@@ -24,6 +22,11 @@ from fake_clis.acp.grammars import (
 from fake_clis.acp.server import AcpServer
 from fake_clis.acp.wire import CONTINUE_CAPABILITY
 from fake_clis.base import FakeRun
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["AGENTS", "entry_point"]
 

@@ -6,14 +6,19 @@ a prompt is streaming, so stdin is read concurrently (wire §A.1.3 cancellation)
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
-from typing import Any
 
 from fake_clis import jsonio
 from fake_clis.acp.wire import CONTINUE_METHOD, EOF
-from fake_clis.base import FakeRun
+
+# A fake starts hundreds of times per conform: no typing here, and threading and queue only
+# once a server opens its channel.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import queue
+    from typing import Any
+
+    from fake_clis.base import FakeRun
 
 __all__ = ["Channel"]
 
@@ -26,6 +31,9 @@ class Channel:
     """
 
     def __init__(self, run: FakeRun) -> None:
+        import queue  # a probe (--version, --help) never opens the channel
+        import threading
+
         self.run = run
         self.inbox: queue.Queue[Any] = queue.Queue()
         self.eof = threading.Event()

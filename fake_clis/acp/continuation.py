@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from fake_clis import jsonio
 from fake_clis.acp.process import AgentProcess, Handler
@@ -25,6 +24,11 @@ from fake_clis.acp.wire import (
     Session,
     Turn,
 )
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Continuation", "pid_alive"]
 

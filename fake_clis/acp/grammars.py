@@ -5,12 +5,15 @@ Design: docs/design/fakes.md#fake_clis.acp.grammars
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from fake_clis import jsonio
 from fake_clis.argv import Grammar
 from fake_clis.base import FakeRun
 from fake_clis.goflag import AnyFlag, go_flag_parse
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = [
     "VELA_MODELS",

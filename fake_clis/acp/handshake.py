@@ -7,10 +7,13 @@ Design: docs/design/fakes.md#fake_clis.acp.server
 
 from __future__ import annotations
 
-from typing import Any
-
 from fake_clis.acp.process import Handler
 from fake_clis.acp.wire import CONTINUE_CAPABILITY, INVALID_PARAMS, PROTOCOL_VERSION
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Handshake"]
 

@@ -8,10 +8,14 @@ Design: docs/design/fakes.md#fake_clis.acp.server
 
 from __future__ import annotations
 
-from typing import Any
-
 from fake_clis.acp.wire import dumps
-from fake_clis.base import FakeRun
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from fake_clis.base import FakeRun
 
 __all__ = ["Output"]
 

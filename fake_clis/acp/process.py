@@ -8,8 +8,6 @@ Design: docs/design/fakes.md#fake_clis.acp.server
 
 from __future__ import annotations
 
-from typing import Any
-
 from fake_clis import ids
 from fake_clis.acp.agent import Agent
 from fake_clis.acp.channel import Channel
@@ -17,6 +15,11 @@ from fake_clis.acp.output import Output
 from fake_clis.acp.store import SessionStore
 from fake_clis.acp.wire import NOT_FOUND, Session
 from fake_clis.base import FakeRun
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["AgentProcess", "Handler"]
 

@@ -10,7 +10,6 @@ Design: docs/design/fakes.md#fake_clis.acp.server
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from fake_clis import ids
 from fake_clis.acp.process import Handler
@@ -28,6 +27,11 @@ from fake_clis.acp.wire import (
     Stop,
     Turn,
 )
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Prompt"]
 

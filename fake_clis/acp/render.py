@@ -5,9 +5,7 @@ Design: docs/design/fakes.md#fake_clis.acp.render
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+import os
 
 from fake_clis import ids, jsonio
 from fake_clis.acp.process import AgentProcess
@@ -22,7 +20,15 @@ from fake_clis.acp.wire import (
     chunk_update,
     dumps,
 )
-from fake_clis.scenario import Step
+from fake_clis.base import path_str, read_text
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from fake_clis.scenario import Step
 
 __all__ = ["TurnRenderer"]
 
@@ -62,9 +68,8 @@ class TurnRenderer:
         """seed 000 "AMR compaction continuation": stop the turn here. ``pending_tool``
         first announces a write that never ends (``in_progress``, no terminal update)."""
         if step.get("pending_tool"):
-            cwd = Path(self.session.cwd)
             call_id = f"call_{ids.uuid4_hex()[:24]}"
-            target = str(cwd / "pending.txt")
+            target = path_str(self.session.cwd, "pending.txt")
             self.update(
                 {
                     "sessionUpdate": "tool_call",
@@ -207,12 +212,12 @@ class TurnRenderer:
     def tool(self, step: Step) -> None:
         tool = str(step.get("tool", "other"))
         call_id = str(step.get("id") or f"call_{ids.uuid4_hex()[:24]}")
-        cwd = Path(self.session.cwd)
+        cwd = path_str(self.session.cwd)
         output = step.get("output")
         is_error = bool(step.get("is_error", False))
         if tool == "write":
             path = str(step.get("path", "file.txt"))
-            target = str(cwd / path)
+            target = path_str(cwd, path)
             content = str(step.get("content", ""))
             agent = self.server.agent
             given = path if agent.write_path_as_given else target
@@ -228,7 +233,7 @@ class TurnRenderer:
             command = str(step.get("command", ""))
             raw_input: dict[str, Any] = {"command": command}
             if self.server.agent.shell_input_cwd:
-                raw_input["cwd"] = str(cwd)
+                raw_input["cwd"] = cwd
             call = {
                 "toolCallId": call_id,
                 "title": command,
@@ -237,7 +242,7 @@ class TurnRenderer:
                 "rawInput": raw_input,
             }
             if self.server.agent.shell_locations_cwd:
-                call["locations"] = [{"path": str(cwd)}]
+                call["locations"] = [{"path": cwd}]
         else:
             name = str(step.get("name", "other"))
             kind = name if name in TOOL_KINDS else "other"
@@ -284,8 +289,8 @@ class TurnRenderer:
         final: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id}
         if tool == "write" and not is_error:
             rel = str(step.get("path", "file.txt"))
-            written = cwd / rel
-            old = written.read_text(encoding="utf-8") if written.is_file() else None
+            written = path_str(cwd, rel)
+            old = read_text(written) if os.path.isfile(written) else None
             self.write(rel, str(step.get("content", "")))
             text = str(output) if output is not None else f"Wrote {rel}"
             final.update(
@@ -294,7 +299,7 @@ class TurnRenderer:
                 content=[
                     {
                         "type": "diff",
-                        "path": str(written),
+                        "path": written,
                         "oldText": old,
                         "newText": str(step.get("content", "")),
                     }
@@ -318,7 +323,7 @@ class TurnRenderer:
         approve / approve_for_session / reject); the ``completed`` update with the diff or
         the output. The call id is ``<step id>/<model's id>``."""
         tool = str(step.get("tool", "other"))
-        cwd = Path(self.session.cwd)
+        cwd = path_str(self.session.cwd)
         call_id = f"{self.step_id}/{call['toolCallId']}"
         is_error = bool(step.get("is_error", False))
         rel = str(step.get("path", "file.txt"))
@@ -327,7 +332,7 @@ class TurnRenderer:
         arguments: dict[str, Any]
         if tool == "write":
             title, detail = "WriteFile", rel
-            arguments = {"path": str(cwd / rel), "content": content}
+            arguments = {"path": path_str(cwd, rel), "content": content}
         elif tool == "shell":
             title, detail, arguments = "Shell", command, {"command": command}
         else:
@@ -348,9 +353,9 @@ class TurnRenderer:
         )
         record: dict[str, Any] = {"toolCallId": call_id, "title": full}
         self.turn.tools.append(record)
-        written = cwd / rel
-        old = written.read_text(encoding="utf-8") if written.is_file() else ""
-        diff = {"type": "diff", "path": str(written), "oldText": old, "newText": content}
+        written = path_str(cwd, rel)
+        old = read_text(written) if os.path.isfile(written) else ""
+        diff = {"type": "diff", "path": written, "oldText": old, "newText": content}
         if tool in ("write", "shell") and not is_error:
             if tool == "write":
                 shown = [diff]

@@ -9,9 +9,6 @@ Design: docs/design/fakes.md#fake_clis.acp.server
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from fake_clis.acp.agent import Agent
 from fake_clis.acp.continuation import Continuation
 from fake_clis.acp.handshake import Handshake
@@ -28,10 +25,17 @@ from fake_clis.acp.wire import (
 )
 from fake_clis.base import FakeRun
 
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 __all__ = ["AcpServer"]
 
 #: A method's handler: ``(request id, params)``; it answers the request itself.
-MethodHandler = Callable[[Any, dict[str, Any]], None]
+if TYPE_CHECKING:
+    MethodHandler = Callable[[Any, dict[str, Any]], None]
 
 
 class AcpServer(Handler):

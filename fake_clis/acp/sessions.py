@@ -10,22 +10,26 @@ Design: docs/design/fakes.md#fake_clis.acp.server
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
 
 from fake_clis import ids
 from fake_clis.acp.agent import at_least
 from fake_clis.acp.process import Handler
 from fake_clis.acp.wire import (
     AUTH_REQUIRED,
-    DURABLE_ID,
     INVALID_PARAMS,
     INVALID_REQUEST,
     NOT_FOUND,
     SESSION_GONE,
     Session,
     chunk_update,
+    is_durable_id,
 )
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 __all__ = ["Sessions"]
 
@@ -108,7 +112,7 @@ class Sessions(Handler):
         fails like a session that is gone, ``changed`` answers another ``openCodeSessionId``
         (and the continuation is then refused: the persisted history is not the cursor's).
         """
-        saved = self.run.load_session(durable) if DURABLE_ID.match(durable) else None
+        saved = self.run.load_session(durable) if is_durable_id(durable) else None
         pending = saved.get("continuation") if saved is not None else None
         options = pending.get("options") if isinstance(pending, dict) else None
         history = options.get("history", "kept") if isinstance(options, dict) else "kept"

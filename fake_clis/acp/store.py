@@ -10,13 +10,18 @@ Design: docs/design/fakes.md#fake_clis.acp.server
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any
 
 from fake_clis import jsonio
-from fake_clis.acp.wire import DURABLE_ID, Session
-from fake_clis.base import FakeRun
+from fake_clis.acp.wire import Session, is_durable_id
+from fake_clis.base import write_text
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from fake_clis.base import FakeRun
 
 __all__ = ["SessionStore"]
 
@@ -31,10 +36,10 @@ class SessionStore:
         #: Ledger rows of requests not yet written to a saved session.
         self._ledger_buffer: list[dict[str, Any]] = []
 
-    def _doc_path(self, durable: str) -> Path | None:
-        if not DURABLE_ID.match(durable):
+    def _doc_path(self, durable: str) -> str | None:
+        if not is_durable_id(durable):
             return None
-        return Path(self._run.session_dir, f"{durable}.json")
+        return os.path.join(self._run.session_dir, f"{durable}.json")
 
     def write_doc(
         self, durable: str, change: Callable[[dict[str, Any]], Any], *, create: bool = False
@@ -50,9 +55,9 @@ class SessionStore:
                 return False
             doc = {"id": durable, "turns": []}
         change(doc)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        scratch.write_text(jsonio.dumps(doc), encoding="utf-8")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        scratch = f"{path}.{os.getpid()}.tmp"
+        write_text(scratch, jsonio.dumps(doc))
         os.replace(scratch, path)
         return True
 

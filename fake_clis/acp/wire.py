@@ -4,12 +4,14 @@ session and turn state, and the exceptions that end a turn.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from typing import Any
-
 from fake_clis import jsonio
-from fake_clis.scenario import Step
+
+# A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from fake_clis.scenario import Step
 
 __all__ = [
     "AUTH_REQUIRED",
@@ -18,7 +20,6 @@ __all__ = [
     "CONTEXT_SIZE",
     "CONTINUE_CAPABILITY",
     "CONTINUE_METHOD",
-    "DURABLE_ID",
     "EOF",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -38,6 +39,7 @@ __all__ = [
     "Turn",
     "chunk_update",
     "dumps",
+    "is_durable_id",
 ]
 
 
@@ -69,42 +71,95 @@ COMPACTION_MESSAGE = "opencode compaction continuation ended before prompt compl
 COMPACTION_CODE = "OPENCODE_COMPACTION_CONTINUATION_INCOMPLETE"
 UNSAFE_CONTINUATION = "unsafe continuation"
 SESSION_GONE = "session gone"
-#: The durable ids an amr fake writes and reads (its own ``ses_<hex>``): file-name safe.
-DURABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
+#: What a durable id (amr's own ``ses_<hex>``) may hold: it names a file.
+_DURABLE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def is_durable_id(text: str) -> bool:
+    """Whether an amr fake writes and reads ``text`` as a durable id: 1-200 of
+    ``[A-Za-z0-9_-]`` (what ``re.match(r"^[A-Za-z0-9_-]{1,200}$", text)`` said, a final
+    ``\\n`` let through as that ``$`` did)."""
+    core = text[:-1] if text.endswith("\n") else text
+    return 1 <= len(core) <= 200 and all(char in _DURABLE_CHARS for char in core)
 
 EOF = object()
 
 
-@dataclass
 class Session:
-    session_id: str
-    cwd: str
-    model: str
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    #: Tool kinds the client allowed for the whole session (``allow_always``).
-    always_allowed: set[str] = field(default_factory=set)
-    #: hermes: its approval requests are numbered per session (``edit-approval-<n>``).
-    approvals: int = 0
-    #: The id the session is saved under: amr's ``openCodeSessionId``; the others' ACP id.
-    durable_id: str = ""
-    #: Opened by ``session/load`` in this process (``_session/continue`` needs that).
-    loaded: bool = False
-    #: amr ``history: changed``: the load found another history than the one saved.
-    history_changed: bool = False
+    """One ACP session of this process: its cwd, model and turns so far."""
 
-    def __post_init__(self) -> None:
+    __slots__ = (
+        "always_allowed",
+        "approvals",
+        "cwd",
+        "durable_id",
+        "history_changed",
+        "loaded",
+        "model",
+        "session_id",
+        "turns",
+    )
+
+    def __init__(
+        self,
+        session_id: str,
+        cwd: str,
+        model: str,
+        turns: list[dict[str, Any]] | None = None,
+        *,
+        always_allowed: set[str] | None = None,
+        approvals: int = 0,
+        durable_id: str = "",
+        loaded: bool = False,
+        history_changed: bool = False,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.model = model
+        self.turns: list[dict[str, Any]] = [] if turns is None else turns
+        #: Tool kinds the client allowed for the whole session (``allow_always``).
+        self.always_allowed: set[str] = set() if always_allowed is None else always_allowed
+        #: hermes: its approval requests are numbered per session (``edit-approval-<n>``).
+        self.approvals = approvals
+        #: The id the session is saved under: amr's ``openCodeSessionId``; the others' ACP id.
+        self.durable_id = durable_id
+        #: Opened by ``session/load`` in this process (``_session/continue`` needs that).
+        self.loaded = loaded
+        #: amr ``history: changed``: the load found another history than the one saved.
+        self.history_changed = history_changed
         if not self.durable_id:
             self.durable_id = self.session_id
 
 
-@dataclass
 class Turn:
-    prompt: str
-    text: list[str] = field(default_factory=list)
-    thinking: list[str] = field(default_factory=list)
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
-    cost: float = 0.0
+
+    __slots__ = (
+        "cost",
+        "prompt",
+        "text",
+        "thinking",
+        "tools",
+        "usage",
+    )
+
+    def __init__(
+        self,
+        prompt: str,
+        *,
+        text: list[str] | None = None,
+        thinking: list[str] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        usage: dict[str, int] | None = None,
+        cost: float = 0.0,
+    ) -> None:
+        self.prompt = prompt
+        self.text: list[str] = [] if text is None else text
+        self.thinking: list[str] = [] if thinking is None else thinking
+        self.tools: list[dict[str, Any]] = [] if tools is None else tools
+        self.usage: dict[str, int] = {} if usage is None else usage
+        self.cost = cost
+
+
 
 
 def dumps(frame: Any) -> str:

@@ -139,6 +139,10 @@ LEAN_STARTS = (
     "pi",
     "prime-agent",
     "deepseek-harness",
+    "amr",
+    "kimi",
+    "hermes",
+    "reasonix",
 )
 
 
