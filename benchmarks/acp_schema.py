@@ -22,7 +22,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.protocols import acp_schema
+from harness.protocols.acp import schema as acp_schema
 from harness.recording.corpus import corpus_files
 from harness.recording.record import Recording, load_recording
 from harness.recording.replay import replay_recording

@@ -1,8 +1,8 @@
 """Rules of the acp-json-rpc two-way session (seed 000 §3, §5.4, §5.9; seed 002 §7.4,
 §8.1; ref §2.6, §2.9, §10.1; wire §A.0, §A.1).
 
-Enforced by ``harness/protocols/acp/`` (session), ``acp_updates.py`` (update
-mapping), ``acp_schema.py`` (vendored-schema validation) and ``jsonrpc.py``
+Enforced by ``harness/protocols/acp/`` (the session; ``updates.py`` the update
+mapping, ``schema.py`` the vendored-schema validation) and ``jsonrpc.py``
 (JSON-RPC framing); proved by ``tests/protocols/test_acp.py``,
 ``test_acp_updates.py``, ``test_acp_schema.py`` and ``test_jsonrpc.py``.
 """

@@ -30,8 +30,8 @@ from harness.formats import (
     session_spec,
     two_way_formats,
 )
+from harness.protocols.acp.amr_extension import CONTINUE_METHOD, ContinuationEvidence, parse_cursor
 from harness.protocols.acp.handshake import MODEL_CONFIG_IDS
-from harness.protocols.amr_continuation import CONTINUE_METHOD, ContinuationEvidence, parse_cursor
 from harness.protocols.base import SessionRequest, TwoWaySession
 from harness.protocols.codex_app_server import APPROVAL_POLICIES, SANDBOX_MODES
 

@@ -37,8 +37,8 @@ from harness.events import (
     Usage,
 )
 from harness.host.launch import RealFileSystem
+from harness.protocols.acp.schema import validate_incoming
 from harness.protocols.acp.session import AcpSession
-from harness.protocols.acp_schema import validate_incoming
 from harness.protocols.base import (
     Actions,
     Finished,

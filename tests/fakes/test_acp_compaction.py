@@ -9,7 +9,7 @@ emulate an optional step refuses the scenario).
 The frames the client writes and the shapes it expects are written from the brief's
 upstream facts (Open Design ``packages/contracts/src/api/amr-continuation.ts`` and its test
 fake), not copied from the fake. Schema validation: every frame a fake writes is checked
-with :func:`harness.protocols.acp_schema.validate_incoming`, the method of each response
+with :func:`harness.protocols.acp.schema.validate_incoming`, the method of each response
 taken from the request it answers; ``_session/continue`` is an extension method outside the
 vendored schema, answered "like a prompt", so its response is checked against
 ``session/prompt``'s ``PromptResponse`` (its error responses against ``Error``).
@@ -27,7 +27,7 @@ import pytest
 
 from fake_clis.catalog import unemulated_steps
 from fake_clis.scenario import ScenarioError, load_scenario
-from harness.protocols.acp_schema import validate_incoming
+from harness.protocols.acp.schema import validate_incoming
 from tests.fakes.conftest import FakeCli
 from tests.fakes.test_acp import RawClient, stdout_frames
 

@@ -5,7 +5,7 @@ frames are written by hand from the shapes of wire §A.1.2/§A.1.3 and ref §2.6
 
 Shared helper: :func:`play` runs a script and :func:`check` asserts, for every
 test, that **every frame the session wrote validates against the vendored ACP
-schema** (checked here independently of ``harness.protocols.acp_schema``: the
+schema** (checked here independently of ``harness.protocols.acp.schema``: the
 ``$def`` is found from ``x-method`` in the schema file itself), that every event
 validates against ``events.schema.json``, and that a run ends at most once.
 ``test_acp_updates.py`` imports these helpers.
@@ -33,7 +33,7 @@ from harness.events import (
     ToolUse,
     Usage,
 )
-from harness.protocols import acp_schema
+from harness.protocols.acp import schema as acp_schema
 from harness.protocols.acp.agent_requests import choose_permission_option
 from harness.protocols.acp.config import DEFAULT_MAX_LINE_BYTES, AcpRequestError
 from harness.protocols.acp.error_responses import infer_retryable
@@ -1510,8 +1510,8 @@ def test_from_def_refuses_other_formats_and_no_agent_id_appears_in_the_session()
         AcpSession.from_def(other)
     assert {d.acp.mcp_env_format for d in ACP_DEFS} == {AcpEnvFormat.ARRAY, AcpEnvFormat.MAP}
     root = Path(__file__).resolve().parents[2] / "harness" / "protocols"
-    files = [*sorted((root / "acp").glob("*.py")), root / "acp_updates.py", root / "acp_schema.py"]
-    sources = "".join(p.read_text(encoding="utf-8") for p in [*files, root / "jsonrpc.py"])
+    files = [*sorted((root / "acp").glob("*.py")), root / "jsonrpc.py"]
+    sources = "".join(p.read_text(encoding="utf-8") for p in files)
     for defn in BUILTIN_DEFS:
         assert f'"{defn.id}"' not in sources and f"'{defn.id}'" not in sources, defn.id
 

@@ -21,14 +21,7 @@ from hypothesis import strategies as st
 
 from harness.defs.registry import BUILTIN_DEFS
 from harness.events import Status, TextDelta, ToolResult, ToolUse, Usage
-from harness.protocols.acp.continuation import (
-    CONTINUATION_EXHAUSTED,
-    CONTINUATION_HISTORY,
-    CONTINUATION_INCOMPLETE,
-    CONTINUATION_UNSUPPORTED,
-)
-from harness.protocols.acp.session import AcpSession
-from harness.protocols.amr_continuation import (
+from harness.protocols.acp.amr_extension import (
     CAPABILITY,
     ERROR_CODE,
     ContinuationCursor,
@@ -37,6 +30,13 @@ from harness.protocols.amr_continuation import (
     parse_continuation_evidence,
     supports_native_continue,
 )
+from harness.protocols.acp.continuation import (
+    CONTINUATION_EXHAUSTED,
+    CONTINUATION_HISTORY,
+    CONTINUATION_INCOMPLETE,
+    CONTINUATION_UNSUPPORTED,
+)
+from harness.protocols.acp.session import AcpSession
 from harness.protocols.base import Actions, Finished, RunStatus
 from harness.protocols.peer import Cancel, Expect, Send, Step
 from tests.protocols.test_acp import (

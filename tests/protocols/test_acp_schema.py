@@ -1,4 +1,4 @@
-"""Validation of ACP frames against the vendored schema (harness.protocols.acp_schema).
+"""Validation of ACP frames against the vendored schema (harness.protocols.acp.schema).
 
 Rules: ACP-SCHEMA-001 (outgoing frames, by x-method), ACP-SCHEMA-002 (incoming
 frames, reported as problems), ACP-SCHEMA-003 (unstable fallback, local
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.defs.types import AcpEnvFormat
-from harness.protocols.acp_schema import (
+from harness.protocols.acp.schema import (
     def_for,
     describe,
     known_methods,

@@ -1,4 +1,4 @@
-"""``session/update`` -> events (harness.protocols.acp_updates), ref §2.6 newer table.
+"""``session/update`` -> events (harness.protocols.acp.updates), ref §2.6 newer table.
 
 Rules: ACP-UPDATE-TEXT-001, ACP-UPDATE-EXTRACT-001, ACP-UPDATE-THOUGHT-001,
 ACP-UPDATE-TOOL-001..005, ACP-UPDATE-STATUS-001, ACP-USAGE-001. Updates are written
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.events import Status, TextDelta, ThinkingDelta, ThinkingStart, ToolResult, ToolUse
-from harness.protocols.acp_updates import (
+from harness.protocols.acp.updates import (
     RESULT_LIMIT,
     TRUNCATION_MARK,
     UpdateMapper,

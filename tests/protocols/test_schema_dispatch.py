@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.protocols.acp_schema import def_for
+from harness.protocols.acp.schema import def_for
 from harness.protocols.schema_dispatch import DispatchingValidator, discriminator
 from harness.recording.corpus import corpus_files
 from harness.recording.record import Direction, load_recording

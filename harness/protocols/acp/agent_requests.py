@@ -14,8 +14,8 @@ from typing import Any
 from harness.events import Status
 from harness.protocols import jsonrpc
 from harness.protocols.acp.context import RunContext, bounded
+from harness.protocols.acp.schema import excerpt
 from harness.protocols.acp.state import Phase
-from harness.protocols.acp_schema import excerpt
 from harness.protocols.base import Actions
 from harness.protocols.jsonrpc import Request
 

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.protocols import jsonrpc
+from harness.protocols.acp.amr_extension import ContinuationEvidence
 from harness.protocols.acp.config import AcpConfig
+from harness.protocols.acp.schema import validate_outgoing
 from harness.protocols.acp.state import COUNTERS, MACHINE, STAGE_DEADLINE, STATES, Move, Phase
-from harness.protocols.acp_schema import validate_outgoing
-from harness.protocols.acp_updates import UpdateMapper
-from harness.protocols.amr_continuation import ContinuationEvidence
+from harness.protocols.acp.updates import UpdateMapper
 from harness.protocols.base import (
     Actions,
     LocalProtocolError,

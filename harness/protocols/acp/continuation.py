@@ -13,15 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from harness.events import Status
-from harness.protocols.acp.context import RunContext, bounded
-from harness.protocols.acp_schema import excerpt
-from harness.protocols.amr_continuation import (
+from harness.protocols.acp.amr_extension import (
     CONTINUE_METHOD,
     ContinuationEvidence,
     advertised_version,
     parse_continuation_evidence,
     supports_native_continue,
 )
+from harness.protocols.acp.context import RunContext, bounded
+from harness.protocols.acp.schema import excerpt
 from harness.protocols.base import Actions
 
 __all__ = [

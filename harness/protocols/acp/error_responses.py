@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from harness.protocols import jsonrpc
+from harness.protocols.acp.amr_extension import CONTINUE_METHOD, is_continuation_incomplete
 from harness.protocols.acp.context import RunContext, bounded
 from harness.protocols.acp.continuation import Continuation
 from harness.protocols.acp.handshake import Handshake
 from harness.protocols.acp.state import Phase
 from harness.protocols.acp.turn import Turn
-from harness.protocols.amr_continuation import CONTINUE_METHOD, is_continuation_incomplete
 from harness.protocols.base import Actions
 from harness.protocols.jsonrpc import ErrorResponse
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.protocols import jsonrpc
 from harness.protocols.acp.config import AcpRequestError
-from harness.protocols.acp_schema import validate_outgoing
+from harness.protocols.acp.schema import validate_outgoing
 from harness.protocols.options import AcpEnvFormat
 
 __all__ = ["convert_mcp_servers", "servers_for_version", "version_at_least"]

@@ -21,6 +21,7 @@ from harness import __version__
 from harness.events import Status
 from harness.protocols import jsonrpc
 from harness.protocols.acp.agent_requests import AgentRequests
+from harness.protocols.acp.amr_extension import CONTINUE_METHOD, ContinuationEvidence
 from harness.protocols.acp.config import (
     DEFAULT_CANCEL_GRACE_MS,
     DEFAULT_MAX_LINE_BYTES,
@@ -36,10 +37,9 @@ from harness.protocols.acp.continuation import Continuation, start_status
 from harness.protocols.acp.error_responses import ErrorResponses
 from harness.protocols.acp.handshake import Handshake
 from harness.protocols.acp.mcp import convert_mcp_servers
+from harness.protocols.acp.schema import describe, validate_incoming
 from harness.protocols.acp.state import CANCEL_DEADLINE, Move, Phase
 from harness.protocols.acp.turn import Turn
-from harness.protocols.acp_schema import describe, validate_incoming
-from harness.protocols.amr_continuation import CONTINUE_METHOD, ContinuationEvidence
 from harness.protocols.base import (
     Actions,
     RunStatus,

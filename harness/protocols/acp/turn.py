@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from harness.events import Status, Usage
+from harness.protocols.acp.amr_extension import CONTINUE_METHOD
 from harness.protocols.acp.context import RunContext
 from harness.protocols.acp.state import Move, Phase
-from harness.protocols.acp_updates import format_usage
-from harness.protocols.amr_continuation import CONTINUE_METHOD
+from harness.protocols.acp.updates import format_usage
 from harness.protocols.base import Actions, RunStatus
 from harness.protocols.jsonrpc import JsonItem, Notification
 

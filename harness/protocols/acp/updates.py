@@ -5,7 +5,7 @@
 state for one prompt turn: whether thinking started, the visible text emitted so
 far (for the cumulative-snapshot dedupe), and the tool calls by ``toolCallId``.
 
-Design: docs/design/protocols.md#harness.protocols.acp_updates
+Design: docs/design/protocols.md#harness.protocols.acp.updates
 """
 
 from __future__ import annotations

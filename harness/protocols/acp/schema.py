@@ -1,6 +1,6 @@
 """Validation of every ACP frame against the vendored official schema (wire §A.1.1).
 
-Design: docs/design/protocols.md#harness.protocols.acp_schema
+Design: docs/design/protocols.md#harness.protocols.acp.schema
 """
 
 from __future__ import annotations

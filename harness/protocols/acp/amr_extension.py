@@ -1,6 +1,6 @@
 """The AMR native session continuation contract (ACP extension v1), as pure functions.
 
-Design: docs/design/protocols.md#harness.protocols.amr_continuation
+Design: docs/design/protocols.md#harness.protocols.acp.amr_extension
 """
 
 from __future__ import annotations
