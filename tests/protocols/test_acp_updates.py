@@ -16,16 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.events import Status, TextDelta, ThinkingDelta, ThinkingStart, ToolResult, ToolUse
-from harness.protocols.acp.updates import (
+from harness.protocols.acp.tool_calls import (
     RESULT_LIMIT,
     TRUNCATION_MARK,
-    UpdateMapper,
-    extract_update_text,
-    format_usage,
     is_think_only,
     normalize_tool_status,
     tool_name,
 )
+from harness.protocols.acp.updates import UpdateMapper, extract_update_text, format_usage
 from harness.protocols.peer import Send, Step
 from tests.protocols.test_acp import (
     HANDSHAKE,
