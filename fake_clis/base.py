@@ -133,7 +133,11 @@ def escape_lone_surrogates(text: str) -> str:
     """``text`` with each lone surrogate (JSON text may hold one as ``\\ud800``) written as
     its ``\\uXXXX`` escape, as node's ``JSON.stringify`` writes it: a real CLI never prints
     one raw, and UTF-8 cannot carry it. Only valid inside a JSON string, where they come from."""
-    return "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
+    try:
+        text.encode("utf-8")  # in C: almost every text holds none, and is returned as it is
+    except UnicodeEncodeError:
+        return "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
 
 
 def utf8_line(line: str) -> bytes:

@@ -122,3 +122,15 @@ def test_importing_it_imports_neither_json_nor_re() -> None:
 def _same(a: Any, b: Any) -> bool:
     """Equal, with NaN equal to NaN (repr compares floats exactly)."""
     return repr(a) == repr(b)
+
+
+@pytest.mark.rule("RUN-FAKES-001")
+@given(st.text(alphabet=st.characters(max_codepoint=0xFFFF, exclude_categories=())))
+@example("a\ud800b\udfffc")
+@example("\ud83d\ude00")
+def test_lone_surrogates_are_escaped_and_nothing_else_changes(text: str) -> None:
+    """Each lone surrogate becomes its ``\\uXXXX`` escape; any other text comes back as it is."""
+    from fake_clis.base import escape_lone_surrogates
+
+    expected = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
+    assert escape_lone_surrogates(text) == expected
