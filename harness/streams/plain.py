@@ -170,12 +170,16 @@ def _safe_cut(text: str) -> int:
     if _FENCE not in text[: empty + 2]:
         return empty + 2
     # Inline code spans never cross an empty line, so only a fence can hold a candidate.
+    # PLAIN-ARTIFACT-FENCE-001: a fence still open at ``bound`` runs on past it (to its
+    # closing line or the end of stdout), so a candidate at ``bound`` is inside it. No other skip
+    # range ends just after an empty line: a closing fence line and a code span end in a
+    # backtick or whitespace on that line, never in ``\n\n``.
     ranges = markdown_skip_ranges(text[:bound])
     starts = [start for start, _ in ranges]
     while empty != -1:
         cut = empty + 2
         at = bisect_left(starts, cut) - 1
-        if at < 0 or cut >= ranges[at][1]:
+        if at < 0 or cut > ranges[at][1]:
             return cut
         empty = text.rfind("\n\n", 0, ranges[at][0])
     return 0
