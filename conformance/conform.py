@@ -31,7 +31,7 @@ from conformance.checks import Finding, all_checks, evaluate_def, not_tested, sk
 from conformance.checks.loader import load_def_file
 from conformance.checks.runs import evaluate_run, observe_run
 from conformance.fakes import clean_fake_env, emulator_for
-from conformance.forked import Forked, ForkedError
+from conformance.forked import Forked, ForkedError, Send
 from conformance.rules import Rule, all_rules
 from conformance.verdicts import DEFAULT_MAX_RERUNS, Outcome, Status, Verdict, judge, should_rerun
 from fake_clis.catalog import all_specs, unemulated_steps
@@ -762,6 +762,70 @@ class _Runner:
         return out
 
 
+class _RunsInCopy:
+    """Phase 2, split: half of the fake runs made by a forked copy of this process.
+
+    One event loop starts and follows every run; with 48 runs in flight it was busy
+    most of the time (starting processes, reading pipes, judging), so conform over all
+    defs kept ~1 of 2 cores busy. A copy (:class:`~conformance.forked.Forked`) with an
+    event loop of its own makes every second run, in its own directory (``root``), with
+    half of the lanes; each judged run comes back as it finishes, for the progress view.
+    Only worth it, and only tried, when there are more runs than lanes.
+    """
+
+    def __init__(
+        self, plan: ConformPlan, root: Path, env: Mapping[str, str], concurrency: int
+    ) -> None:
+        self.plan = plan
+        every = plan.jobs
+        split = len(every) > concurrency > 1
+        self.here: tuple[RunJob, ...] = every[0::2] if split else every
+        self.there: tuple[RunJob, ...] = every[1::2] if split else ()
+        self.lanes_here = concurrency - concurrency // 2 if split else concurrency
+        #: Runs the copy made (its re-runs included).
+        self.runs = 0
+        self._copy: Forked[tuple[list[Outcome], int]] | None = None
+        if self.there:
+            lanes = concurrency // 2
+            self._copy = Forked.start(lambda send: self._run(root, env, lanes, send))
+            if self._copy is None:  # no copy: every run is made here
+                self.here, self.there, self.lanes_here = every, (), concurrency
+
+    def _run(
+        self, root: Path, env: Mapping[str, str], lanes: int, send: Send
+    ) -> tuple[list[Outcome], int]:
+        """In the copy: make its runs; each judged run goes back at once."""
+        root.mkdir()
+        runner = _Runner(self.plan, root, _Relay(self.plan, send), env)
+        try:
+            out = asyncio.run(runner.run_all(self.there, lanes))
+        finally:
+            runner.sweeper.close()
+        return out, runner.runs
+
+    def collect(self, tracker: _Tracker) -> list[Outcome] | None:
+        """Wait for the copy (in a worker thread), reporting its runs as they finish: all
+        its outcomes, or ``None`` when it gave no result (its runs are then made here)."""
+        if self._copy is None:
+            return []
+        try:
+            outcomes, self.runs = self._copy.result(lambda item: tracker.run_done(*item))
+        except ForkedError:
+            return None
+        return outcomes
+
+
+class _Relay(_Tracker):
+    """A copy's tracker: each finished run is sent to the parent's tracker."""
+
+    def __init__(self, plan: ConformPlan, send: Send) -> None:
+        super().__init__(plan, None)
+        self._send = send
+
+    def run_done(self, def_id: str, scenario: str, outcomes: Sequence[Outcome]) -> None:
+        self._send((def_id, scenario, list(outcomes)))
+
+
 class _ArgvChecks:
     """Phase 1a: the def-level checks of :data:`SERIAL_CHECK_MODULES`, which change
     process-wide state (``sys.platform``, env and audit traps) while they run, so nothing
@@ -778,7 +842,7 @@ class _ArgvChecks:
         self.tracker = tracker
         self.rules = rules
         self._by_def: list[list[Outcome]] | None = None
-        self._copy = Forked.start(self._judge_silently)
+        self._copy = Forked.start(lambda _send: self._judge_silently()) if any(rules) else None
         if self._copy is None:
             self._by_def = self._judge(tracker)
         else:
@@ -1002,12 +1066,17 @@ def run_conform(
     tracker = _Tracker(plan, on_progress, baseline)
     outcomes: list[Outcome] = []
     serial, parallel = _split_def_rules(plan)
+    concurrency = jobs or default_jobs()
+    env = os.environ if base_env is None else base_env
     with (
-        ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool,
+        ThreadPoolExecutor(max_workers=concurrency) as pool,
         tempfile.TemporaryDirectory(prefix="harness-conform-", dir=work_dir) as tmp,
     ):
-        # Phase 1a: the argv checks (_ArgvChecks: in a forked copy, or here and now).
+        # The forked copies first, while this process has one thread: half of phase 2
+        # (_RunsInCopy), and phase 1a, the argv checks (_ArgvChecks: or here and now).
+        runs = _RunsInCopy(plan, Path(tmp) / "copy", env, concurrency)
         argv = _ArgvChecks(plan, tracker, serial)
+        runs_collected = pool.submit(runs.collect, tracker)
         argv_collected = pool.submit(argv.collect)
         # Phase 1b: every other def-level check (e.g. ones that run the def's fake), one
         # worker per def; a def's own checks stay in order (they may share a cache). They
@@ -1019,10 +1088,13 @@ def run_conform(
             for i in range(len(plan.defs))
             if parallel[i]
         ]
-        runner = _Runner(plan, Path(tmp), tracker, os.environ if base_env is None else base_env)
+        runner = _Runner(plan, Path(tmp), tracker, env)
 
         async def fakes() -> list[Outcome]:
-            out = await runner.run_all(plan.jobs, jobs or default_jobs())
+            out = await runner.run_all(runs.here, runs.lanes_here)
+            there = await asyncio.wrap_future(runs_collected)
+            # the copy's runs, or, when it gave no result, those runs made here now
+            out += there if there is not None else await runner.run_all(runs.there, concurrency)
             if flaky is not None and len(flaky):
                 out += await _flaky_reruns(runner, out, flaky=flaky, max_reruns=max_reruns)
             return out
@@ -1058,7 +1130,7 @@ def run_conform(
         plan=plan,
         verdict=verdict,
         outcomes=tuple(outcomes),
-        runs=runner.runs,
+        runs=runner.runs + runs.runs,
         duration_s=time.monotonic() - started,
         finished_at=_dt.datetime.now(_dt.timezone.utc),
     )

@@ -44,20 +44,24 @@ def _python(code: str) -> dict[str, object]:
 
 
 @pytest.mark.rule("CONFORM-PLAN-001")
-def test_the_copy_returns_its_result_and_changes_nothing_here() -> None:
+def test_the_copy_sends_items_then_its_result_and_changes_nothing_here() -> None:
     got = _python(
         "import json, os, sys\n"
         "from conformance.forked import Forked\n"
-        "def flip():\n"
+        "def flip(send):\n"
         "    sys.platform = 'win32'\n"
+        "    send('first'); send({'second': 2})\n"
         "    return {'pid': os.getpid(), 'platform': sys.platform}\n"
         "copy = Forked.start(flip)\n"
-        "there = copy.result()\n"
-        "print(json.dumps({'there': there, 'pid': os.getpid(), 'platform': sys.platform}))\n"
+        "items = []\n"
+        "there = copy.result(items.append)\n"
+        "print(json.dumps({'there': there, 'items': items, 'pid': os.getpid(),\n"
+        "    'platform': sys.platform}))\n"
     )
     assert got["there"] == {"pid": got["there"]["pid"], "platform": "win32"}  # type: ignore[index]
     assert got["there"]["pid"] != got["pid"]  # type: ignore[index]
     assert got["platform"] == sys.platform
+    assert got["items"] == ["first", {"second": 2}]
 
 
 @pytest.mark.rule("CONFORM-PLAN-001")
@@ -65,7 +69,7 @@ def test_a_copy_that_raises_is_an_error_and_no_copy_is_made_beside_a_thread() ->
     got = _python(
         "import json, threading\n"
         "from conformance.forked import Forked, ForkedError\n"
-        "def boom():\n"
+        "def boom(send):\n"
         "    raise ValueError('no')\n"
         "try:\n"
         "    Forked.start(boom).result()\n"
@@ -75,7 +79,7 @@ def test_a_copy_that_raises_is_an_error_and_no_copy_is_made_beside_a_thread() ->
         "stop = threading.Event()\n"
         "worker = threading.Thread(target=stop.wait)\n"
         "worker.start()\n"
-        "beside = Forked.start(lambda: 1)\n"
+        "beside = Forked.start(lambda send: 1)\n"
         "stop.set(); worker.join()\n"
         "print(json.dumps({'raised': raised, 'beside': beside is None}))\n"
     )
@@ -137,4 +141,54 @@ def test_argv_checks_judged_in_a_copy_or_here_give_the_same_verdicts(
         "print(json.dumps({'made': made, 'cells': cells}))\n"
     )
     assert there["made"] == [True]
+    assert [tuple(c) for c in there["cells"]] == here  # type: ignore[attr-defined]
+
+
+def split_plan() -> conform.ConformPlan:
+    """claude and a def whose argv fails, on three scenarios: 6 runs, more than 2 lanes."""
+    targets = conform.builtin_targets(BUILTIN_DEFS, ["claude"])
+    wrong = [str(BROKEN / "wrong_argv.py")]
+    targets += conform.file_targets(wrong, reserved_ids=[d.id for d in BUILTIN_DEFS])
+    return conform.plan_conform(
+        targets,
+        def_checks=[],
+        run_checks=all_checks("run"),
+        catalog=all_rules(),
+        scenarios=["happy", "text", "hang"],
+        siblings=[*BUILTIN_DEFS, *(t.defn for t in targets[1:])],
+    )
+
+
+@pytest.mark.rule("CONFORM-PLAN-001", "RUN-HAPPY-TEXT-001")
+def test_fake_runs_split_with_a_copy_give_the_same_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More runs than lanes: a copy makes every second run. Judged so in a fresh
+    interpreter, and all here (no copy), the verdicts are the same."""
+    monkeypatch.setattr(Forked, "start", classmethod(lambda cls, func: None))
+    result = conform.run_conform(split_plan(), jobs=2, work_dir=str(tmp_path))
+    here = [v[:3] for v in _verdicts(result)]
+    assert result.runs == 6 and ("broken-argv", "RUN-HAPPY-TEXT-001", "fail") in here
+    there = _python(
+        "import json\n"
+        "from conformance import conform\n"
+        "from conformance.forked import Forked\n"
+        "from tests.conformance.test_forked import split_plan\n"
+        "made = []\n"
+        "start = Forked.start.__func__\n"
+        "def spy(cls, func):\n"
+        "    copy = start(cls, func)\n"
+        "    made.append(copy is not None)\n"
+        "    return copy\n"
+        "Forked.start = classmethod(spy)\n"
+        "done = []\n"
+        "result = conform.run_conform(split_plan(), jobs=2, on_progress=done.append)\n"
+        "cells = sorted((c.def_id, c.rule_id, c.status.value) for c in result.verdict.cells)\n"
+        "reported = sum(1 for u in done if u.current.startswith('scenario'))\n"
+        "print(json.dumps({'made': made, 'cells': cells, 'runs': result.runs,\n"
+        "    'reported': reported}))\n"
+    )
+    assert there["made"] == [True]  # the runs' copy (no argv check in this plan)
+    assert there["runs"] == 6
+    assert there["reported"] == 6  # the copy's runs, too, are shown as they finish
     assert [tuple(c) for c in there["cells"]] == here  # type: ignore[attr-defined]
