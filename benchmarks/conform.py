@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -38,11 +39,21 @@ TARGET_WALL_S = 20.0
 
 
 class _Counter:
-    """Counts ``subprocess.Popen`` starts and adapter-layer observations while active."""
+    """Counts ``subprocess.Popen`` starts and adapter-layer observations while active, in
+    this process and in the forked copies conform makes (the counts live in shared
+    memory, which a fork keeps shared)."""
 
     def __init__(self) -> None:
-        self.popens = 0
-        self.observations = 0
+        self._popens = multiprocessing.Value("i", 0)
+        self._observations = multiprocessing.Value("i", 0)
+
+    @property
+    def popens(self) -> int:
+        return int(self._popens.value)
+
+    @property
+    def observations(self) -> int:
+        return int(self._observations.value)
 
     @contextlib.contextmanager
     def active(self) -> Any:
@@ -53,11 +64,13 @@ class _Counter:
         counter = self
 
         def init(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
-            counter.popens += 1
+            with counter._popens.get_lock():
+                counter._popens.value += 1
             real_init(self, *args, **kwargs)
 
         async def observe(*args: Any, **kwargs: Any) -> None:
-            counter.observations += 1
+            with counter._observations.get_lock():
+                counter._observations.value += 1
             await real_observe(*args, **kwargs)
 
         subprocess.Popen.__init__ = init  # type: ignore[method-assign]
