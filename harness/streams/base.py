@@ -13,6 +13,7 @@ from itertools import islice
 from typing import Any, Protocol
 
 from harness.events import Event, Raw
+from harness.streams import fast_json
 from harness.streams.decoder import (
     DEFAULT_HEAD_BYTES,
     DEFAULT_MAX_LINE_BYTES,
@@ -21,9 +22,8 @@ from harness.streams.decoder import (
     LineDecoder,
     OversizeLine,
     may_hold_surrogate_escape,
-    scan_json,
-    surrogate_escape_search,
-    vet_json,
+    may_nest_too_deep,
+    read_line_stdlib,
 )
 
 __all__ = ["JsonlStreamParser", "StreamParser", "UnknownStreamFormatError", "js_trim"]
@@ -72,15 +72,19 @@ class JsonlStreamParser:
         if items:
             lines = iter(items)
             # The first line may have begun in an earlier chunk; every later one lies
-            # wholly in ``data``, whose one scan for surrogate escapes stands for theirs.
-            self._read(islice(lines, 1), escapes=True)
-            self._read(lines, escapes=may_hold_surrogate_escape(data))
+            # wholly in ``data``, whose one scan stands for theirs: for nineteen digits
+            # in a row when orjson reads the lines, else for surrogate escapes.
+            self._read(islice(lines, 1), suspect=True)
+            if fast_json.LOADS is not None:
+                self._read(lines, suspect=fast_json.may_hold_long_digits(data))
+            else:
+                self._read(lines, suspect=may_hold_surrogate_escape(data))
         if not self._out:
             return []  # no line completed: the common case of small feeds
         return self._take()
 
     def finish(self) -> list[Event]:
-        self._read(self._decoder.finish(), escapes=True)
+        self._read(self._decoder.finish(), suspect=True)
         self.on_finish()
         return self._take()
 
@@ -115,15 +119,20 @@ class JsonlStreamParser:
         self._out = []
         return out
 
-    def _read(self, items: Iterable[DecodedItem], *, escapes: bool) -> None:
+    def _read(self, items: Iterable[DecodedItem], *, suspect: bool) -> None:
         """Each line to :meth:`handle`; the hot loop of every JSONL parser.
 
         One pass per line with the names it uses bound once: a method call and a few
         attribute look-ups per line are a large part of a parser's time on a long stream.
-        ``escapes=False``: no line holds a surrogate escape (no per-line search).
+        orjson reads a line unless :func:`stdlib_only` sends it to the stdlib reader or
+        orjson refuses it; either way the value or the refusal is the stdlib reader's.
+        ``suspect=False``: no line holds nineteen digits in a row (with orjson) or a
+        surrogate escape (without), so no per-line search for them.
         """
         handle = self.handle
-        scan = scan_json
+        fast = fast_json.LOADS
+        refused = fast_json.FastJsonError
+        needs_stdlib = fast_json.needs_stdlib
         for item in items:
             if isinstance(item, OversizeLine):
                 self.emit(Raw(line=item.head, truncated_bytes=item.size))
@@ -132,16 +141,17 @@ class JsonlStreamParser:
             if not line:
                 continue
             try:
-                # loads_json inlined: ``line`` is trimmed, so a scan from 0 + an end check
-                # is decode() without its whitespace scans; vet_json makes lone
-                # surrogates U+FFFD and refuses too-deep nesting.
-                value, end = scan(line, 0)
-                if end != len(line):
-                    raise ValueError("extra data after the JSON value")
-                if len(line) > SHALLOW_TEXT or (
-                    escapes and "\\u" in line and surrogate_escape_search(line)
+                if fast is None:
+                    value = read_line_stdlib(line, suspect)
+                elif (suspect and needs_stdlib(line)) or (
+                    len(line) > SHALLOW_TEXT and may_nest_too_deep(line)
                 ):
-                    value = vet_json(value, line, escapes=escapes)
+                    value = read_line_stdlib(line, True)  # rather than orjson: stdlib_only
+                else:
+                    try:
+                        value = fast(line)
+                    except refused:
+                        value = read_line_stdlib(line, True)
             except (ValueError, RecursionError, StopIteration):
                 # Not JSON as JavaScript's JSON.parse reads it (NaN/Infinity are
                 # rejected; StopIteration: no value at all), or nested too deeply for

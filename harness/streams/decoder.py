@@ -14,6 +14,7 @@ from itertools import islice
 from typing import Any, NamedTuple
 
 from harness.events import json_safe
+from harness.streams import fast_json
 
 __all__ = [
     "DEFAULT_HEAD_BYTES",
@@ -28,8 +29,11 @@ __all__ = [
     "dumps_json",
     "loads_json",
     "may_hold_surrogate_escape",
+    "may_nest_too_deep",
+    "read_line_stdlib",
     "scan_json",
     "scrub_surrogates",
+    "stdlib_only",
     "surrogate_escape_search",
     "vet_json",
 ]
@@ -287,8 +291,15 @@ def loads_json(text: str) -> Any:
     it. Raises ``ValueError`` (``json.JSONDecodeError``, or the int-digits
     limit) for text that is not one JSON value or one nested deeper than
     :data:`MAX_JSON_DEPTH`, and ``RecursionError`` for one nested deeper than
-    the reader's own stack allows.
+    the reader's own stack allows. orjson reads it when installed and
+    :func:`stdlib_only` allows; the value or error is the same as without.
     """
+    fast = fast_json.LOADS
+    if fast is not None and not stdlib_only(text):
+        try:
+            return fast(text)
+        except fast_json.FastJsonError:
+            pass  # refused: the stdlib reader's own outcome is the answer
     if text[:1] in _JSON_SPACE or text[-1:] in _JSON_SPACE:
         value = JSON_READER.decode(text)
     else:
@@ -298,6 +309,40 @@ def loads_json(text: str) -> Any:
         if end != len(text):
             raise json.JSONDecodeError("Extra data", text, end)
     return vet_json(value, text)
+
+
+def stdlib_only(text: str) -> bool:
+    """True when ``text`` is read by ``json`` alone, never by orjson.
+
+    orjson refuses what the stdlib reader refuses, or reads the same value, except for
+    an integer beyond 64 bits (it makes a float: :func:`fast_json.needs_stdlib`) and
+    nesting past :data:`MAX_JSON_DEPTH` (where the stdlib reader may raise
+    ``RecursionError``; rule ROBUST-DEPTH-001). Anything else orjson accepts needs no
+    :func:`vet_json`: it refuses lone surrogate escapes, so its strings hold none.
+    """
+    return fast_json.needs_stdlib(text) is not None or (
+        len(text) > SHALLOW_TEXT and may_nest_too_deep(text)
+    )
+
+
+def may_nest_too_deep(text: str) -> bool:
+    """False when ``text`` opens too few containers to nest past :data:`MAX_JSON_DEPTH`."""
+    return text.count("[") + text.count("{") > MAX_JSON_DEPTH
+
+
+def read_line_stdlib(line: str, escapes: bool) -> Any:
+    """:func:`loads_json` for a trimmed line by the stdlib reader, for a hot loop.
+
+    A scan from 0 + an end check is ``decode()`` without its whitespace scans.
+    ``escapes=False``: the caller knows ``line`` holds no surrogate escape. Raises
+    ``ValueError``, ``RecursionError`` or ``StopIteration`` (no value at all).
+    """
+    value, end = scan_json(line, 0)
+    if end != len(line):
+        raise ValueError("extra data after the JSON value")
+    if len(line) > SHALLOW_TEXT or (escapes and "\\u" in line and surrogate_escape_search(line)):
+        value = vet_json(value, line, escapes=escapes)
+    return value
 
 
 def may_hold_surrogate_escape(data: bytes) -> bool:
@@ -320,11 +365,7 @@ def vet_json(value: Any, text: str, *, escapes: bool = True) -> Any:
     """
     if escapes and _SURROGATE_ESCAPE.search(text) is not None:
         value = scrub_surrogates(value)
-    if (
-        len(text) > SHALLOW_TEXT
-        and text.count("[") + text.count("{") > MAX_JSON_DEPTH
-        and isinstance(value, (dict, list))
-    ):
+    if len(text) > SHALLOW_TEXT and may_nest_too_deep(text) and isinstance(value, (dict, list)):
         _check_depth(value)
     return value
 
