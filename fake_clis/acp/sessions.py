@@ -233,37 +233,45 @@ class Sessions(Handler):
                 return f"{where} must be an object"
             kind = server.get("type", "stdio")
             if kind in ("http", "sse"):
-                if not (kind == "http" and self.agent.mcp_http):
-                    return f"{where}: {kind} MCP servers are not supported by this agent"
-                if not isinstance(server.get("url"), str) or not isinstance(
-                    server.get("headers"), list
-                ):
-                    return f"{where}: {kind} servers need url and headers"
-                continue
-            if kind != "stdio":
-                return f"{where}.type: unknown transport {kind!r}"
-            floor = self.agent.stdio_removed_in
-            if floor is not None and at_least(self.process.version, floor):
-                return (
-                    f"{where}: stdio MCP servers are not supported since {self.agent.prog} {floor}"
-                )
-            for key in ("name", "command"):
-                if not isinstance(server.get(key), str):
-                    return f"{where}.{key} must be a string"
-            args = server.get("args")
-            if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-                return f"{where}.args must be an array of strings"
-            env = server.get("env")
-            if self.agent.env_format == "map":
-                if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-                    return f"{where}.env must be an object of strings (KEY: value)"
-            elif not isinstance(env, list) or not all(
-                isinstance(e, dict)
-                and isinstance(e.get("name"), str)
-                and isinstance(e.get("value"), str)
-                for e in env
-            ):
-                return f"{where}.env must be an array of {{name, value}}"
+                problem = self._remote_problem(where, kind, server)
+            elif kind == "stdio":
+                problem = self._stdio_problem(where, server)
+            else:
+                problem = f"{where}.type: unknown transport {kind!r}"
+            if problem is not None:
+                return problem
+        return None
+
+    def _remote_problem(self, where: str, kind: str, server: dict[str, Any]) -> str | None:
+        """An ``http``/``sse`` server: only http, only with ``mcpCapabilities.http``."""
+        if not (kind == "http" and self.agent.mcp_http):
+            return f"{where}: {kind} MCP servers are not supported by this agent"
+        if not isinstance(server.get("url"), str) or not isinstance(server.get("headers"), list):
+            return f"{where}: {kind} servers need url and headers"
+        return None
+
+    def _stdio_problem(self, where: str, server: dict[str, Any]) -> str | None:
+        """A stdio server: refused past the agent's cut-off; its env in the agent's shape."""
+        floor = self.agent.stdio_removed_in
+        if floor is not None and at_least(self.process.version, floor):
+            return f"{where}: stdio MCP servers are not supported since {self.agent.prog} {floor}"
+        for key in ("name", "command"):
+            if not isinstance(server.get(key), str):
+                return f"{where}.{key} must be a string"
+        args = server.get("args")
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            return f"{where}.args must be an array of strings"
+        env = server.get("env")
+        if self.agent.env_format == "map":
+            if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+                return f"{where}.env must be an object of strings (KEY: value)"
+        elif not isinstance(env, list) or not all(
+            isinstance(e, dict)
+            and isinstance(e.get("name"), str)
+            and isinstance(e.get("value"), str)
+            for e in env
+        ):
+            return f"{where}.env must be an array of {{name, value}}"
         return None
 
     def _model_state(self, session: Session) -> dict[str, Any]:
