@@ -115,23 +115,32 @@ class LineDecoder:
             else:
                 self._append_partial(data)
             return ()
+        if data.isascii():
+            # Most JSONL is ASCII (JSON writers escape the rest): the chunk is decoded
+            # once and split as text, with no decode call per line.
+            texts = data.decode("ascii").split("\n")
+            first_item = self._first_item(texts[0].encode("ascii"))
+            self._append_partial(texts.pop().encode("ascii"))
+            return self._whole_texts(first_item, texts)
         parts = data.split(b"\n")
-        # The first part completes whatever was buffered from earlier chunks.
-        first = parts[0]
-        first_item: DecodedItem
-        if self._head is not None:
-            size = len(self._head) + self._discarded + len(first)
-            first_item = OversizeLine(self._decode(self._head), size)
-            self._head = None
-            self._discarded = 0
-        elif self._buf:
-            self._buf += first
-            first_item = self._complete(bytes(self._buf))
-            self._buf.clear()
-        else:
-            first_item = self._complete(first)
+        first_item = self._first_item(parts[0])
         self._append_partial(parts.pop())
         return self._whole_lines(first_item, parts)
+
+    def _first_item(self, first: bytes) -> DecodedItem:
+        """The chunk's first line: ``first`` completes whatever earlier chunks left."""
+        if self._head is not None:
+            size = len(self._head) + self._discarded + len(first)
+            item: DecodedItem = OversizeLine(self._decode(self._head), size)
+            self._head = None
+            self._discarded = 0
+            return item
+        if self._buf:
+            self._buf += first
+            item = self._complete(bytes(self._buf))
+            self._buf.clear()
+            return item
+        return self._complete(first)
 
     def _whole_lines(self, first_item: DecodedItem, parts: list[bytes]) -> Iterator[DecodedItem]:
         """``first_item``, then ``parts[1:]`` as lines: the hot loop, free of attribute
@@ -146,6 +155,18 @@ class LineDecoder:
                 continue
             raw = part[:-1] if part[-1:] == b"\r" else part
             yield new_line(Line, (raw.decode("utf-8", "replace"), size, False))
+
+    def _whole_texts(self, first_item: DecodedItem, texts: list[str]) -> Iterator[DecodedItem]:
+        """:meth:`_whole_lines` for an ASCII chunk already decoded (a character is a byte)."""
+        yield first_item
+        limit = self._max
+        new_line = tuple.__new__
+        for text in islice(texts, 1, None):
+            size = len(text)
+            if size > limit:
+                yield OversizeLine(text[: self._head_bytes], size)
+                continue
+            yield new_line(Line, (text[:-1] if text[-1:] == "\r" else text, size, False))
 
     def finish(self) -> list[DecodedItem]:
         """Flush a final unterminated line (marked ``unterminated=True``)."""

@@ -102,6 +102,43 @@ def test_any_chunking_gives_the_same_items(data: bytes, cuts: list[int], limit: 
     assert decode([data[i : i + 1] for i in range(len(data))], max_line_bytes=limit) == whole
 
 
+def reference_items(data: bytes, limit: int) -> list[Line | OversizeLine]:
+    """wire §A.0 framing spelled out: split on LF, one CR dropped, oversize kept as a head."""
+    parts = data.split(b"\n")
+    items: list[Line | OversizeLine] = []
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        if last and not part:
+            break
+        if len(part) > limit:
+            items.append(OversizeLine(part[:limit].decode("utf-8", "replace"), len(part), last))
+            continue
+        raw = part[:-1] if part.endswith(b"\r") else part
+        items.append(Line(raw.decode("utf-8", "replace"), len(part), last))
+    return items
+
+
+#: ASCII lines, some ending in CR, some longer than the smallest limits.
+ascii_lines = st.lists(
+    st.tuples(st.text(st.sampled_from("ab{}"), max_size=12), st.sampled_from(["", "\r", "\r\r"])),
+    max_size=12,
+).map(lambda lines: "\n".join(text + end for text, end in lines).encode())
+
+
+@pytest.mark.rule("STREAM-FRAME-CHUNKING-001")
+@given(
+    data=st.binary(max_size=400) | ascii_lines | ascii_lines.map(lambda d: d + b"\n"),
+    cuts=cut_points(),
+    limit=st.integers(1, 64),
+)
+@settings(max_examples=300)
+def test_ascii_and_other_chunks_frame_as_the_reference(
+    data: bytes, cuts: list[int], limit: int
+) -> None:
+    # An ASCII chunk is decoded whole and split as text; any other, line by line.
+    assert decode(split_at(data, cuts), max_line_bytes=limit) == reference_items(data, limit)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
