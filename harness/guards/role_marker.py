@@ -43,7 +43,7 @@ class RoleMarkerGuard:
     returns ``""`` for everything else fed to it.
     """
 
-    __slots__ = ("_contaminated", "_first_chunk", "_marker", "_pending", "_tail")
+    __slots__ = ("_first_chunk", "_marker", "_pending", "_tail", "contaminated")
 
     def __init__(self) -> None:
         #: Last <= 64 characters already returned as safe text.
@@ -52,13 +52,11 @@ class RoleMarkerGuard:
         self._pending = ""
         #: True while ``_tail`` is still the whole emitted text (``^`` is the real start).
         self._first_chunk = True
-        self._contaminated = False
+        #: True once a fabricated marker was confirmed; later text is dropped. A plain
+        #: attribute, not a property: the claude parser reads it on every text delta.
+        #: Only the guard sets it.
+        self.contaminated = False
         self._marker: str | None = None
-
-    @property
-    def contaminated(self) -> bool:
-        """True once a fabricated marker was confirmed; later text is dropped."""
-        return self._contaminated
 
     @property
     def marker(self) -> str | None:
@@ -67,7 +65,7 @@ class RoleMarkerGuard:
 
     def feed_text(self, text: str) -> str:
         """Feed one chunk of the message's text; return the safe part (maybe ``""``)."""
-        if self._contaminated or not text:
+        if self.contaminated or not text:
             return ""
         tail = self._tail
         if not self._pending and "#" not in text and "#" not in tail:
@@ -91,7 +89,7 @@ class RoleMarkerGuard:
         match = match_re.search(buffer)
         if match is not None:
             # seed 002 §7.5 (RMG-REGEX-001): cut at the marker; drop it and all after it.
-            self._contaminated = True
+            self.contaminated = True
             self._marker = match.group(0).strip(" \t\n")
             self._pending = ""
             # Empty when the marker began inside the already-emitted tail.
@@ -116,6 +114,6 @@ class RoleMarkerGuard:
 
     def warning_event(self, message_id: str | None) -> FabricatedRoleMarker | None:
         """The ``fabricated_role_marker`` event for ``message_id``, or None while clean."""
-        if not self._contaminated or not self._marker:
+        if not self.contaminated or not self._marker:
             return None
         return FabricatedRoleMarker(marker=self._marker, message_id=message_id)
