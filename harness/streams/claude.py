@@ -630,9 +630,11 @@ class ClaudeStreamParser(JsonlStreamParser):
             self._emit_guarded(message_id, text)
 
     def _emit_guarded(self, message_id: str | None, text: str) -> None:
+        # Once per text delta: events go straight to the output list (``emit``, inlined).
+        out = self._out
         if not message_id:
             # ref §2.1.5: text with no message id cannot be attributed; unguarded.
-            self.emit(text_delta(text))
+            out.append(text_delta(text))
             return
         guard = self._guards.get(message_id)
         if guard is None:
@@ -642,11 +644,11 @@ class ClaudeStreamParser(JsonlStreamParser):
             return
         safe = guard.feed_text(text)
         if safe:
-            self.emit(text_delta(safe))
+            out.append(text_delta(safe))
         if guard.contaminated:
             warning = guard.warning_event(message_id)
             if warning is not None:
-                self.emit(warning)
+                out.append(warning)
 
     def _flush_echo(self) -> None:
         held = self._echo.flush()
