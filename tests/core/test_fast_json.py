@@ -33,7 +33,8 @@ from tests.helpers import cut_points, split_at
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(fast_json.LOADS is None, reason="orjson is not installed")
+#: The differential tests need orjson; the last test runs either way.
+needs_orjson = pytest.mark.skipif(fast_json.LOADS is None, reason="orjson is not installed")
 
 
 @contextmanager
@@ -159,6 +160,7 @@ any_text = json_texts() | mutated_corpus_lines() | st.text(max_size=40)
 # -- the properties ------------------------------------------------------------------------
 
 
+@needs_orjson
 @pytest.mark.rule("ROBUST-SURROGATE-001")
 @given(text=any_text, pad=st.sampled_from(["", " ", "\n", " \t\r\n "]))
 @settings(max_examples=600)
@@ -197,6 +199,7 @@ def read_stream(data: bytes, cuts: list[int]) -> tuple[list[Any], list[str]]:
     return parser.values, [event_json_line(event) for event in events]
 
 
+@needs_orjson
 @pytest.mark.rule("ROBUST-SURROGATE-001")
 @given(lines=st.lists(any_text, max_size=6), cuts=cut_points(), crlf=st.booleans())
 @settings(max_examples=300)
@@ -211,6 +214,7 @@ def test_the_parsers_hot_loop_reads_as_the_stdlib_path(
     assert fast == slow
 
 
+@needs_orjson
 def test_big_integers_stay_integers_on_the_fast_path() -> None:
     # orjson alone reads them as floats; they must come back exactly.
     assert loads_json('{"n":18446744073709551616}') == {"n": 2**64}
