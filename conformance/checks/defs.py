@@ -636,6 +636,30 @@ def _arbitrary_ctx(platform: str, **fields: Any) -> RuntimeContext:
     return RuntimeContext(platform=platform, env=_env_for(platform), **fields)
 
 
+@contextlib.contextmanager
+def _scratch_hypothesis_home() -> Iterator[None]:
+    """Run hypothesis with a temporary home directory, restored after (USERFILE-CONFORM-001).
+
+    Hypothesis caches constants it reads from local source under its home directory,
+    ``./.hypothesis`` unless told otherwise, so a conform run would leave that directory
+    in the user's working directory. A home the user chose
+    (``HYPOTHESIS_STORAGE_DIRECTORY``) is theirs and is kept.
+    """
+    from hypothesis import configuration
+
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        yield
+        return
+    # The module's own global: None until a home is set or first used (then the default).
+    previous = vars(configuration).get("__hypothesis_home_directory")
+    with tempfile.TemporaryDirectory(prefix="harness-hypothesis-") as home:
+        configuration.set_hypothesis_home_dir(home)
+        try:
+            yield
+        finally:
+            configuration.set_hypothesis_home_dir(previous)
+
+
 def _hypothesis_pure(defn: AgentDef, watch: _Watch, max_examples: int) -> str:
     """Explore arbitrary inputs with hypothesis; returns a note for the reason."""
     try:
@@ -690,7 +714,8 @@ def _hypothesis_pure(defn: AgentDef, watch: _Watch, max_examples: int) -> str:
         _pure_once(defn, case, watch)
 
     try:
-        prop()
+        with _scratch_hypothesis_home():
+            prop()
     except Flaky as exc:
         raise _Violation(
             "build_args is not deterministic (hypothesis saw a failure that did not repeat)",

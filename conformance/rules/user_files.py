@@ -1,9 +1,10 @@
-"""Rules for the user's files: what ``harness fakes install`` and a recording may replace.
+"""Rules for the user's files: what ``harness fakes install``, a recording and conform may write.
 
 Enforced by ``harness/runtime/fakes_install.py``, ``harness/commands/fakes.py``,
 ``harness/recording/record.py`` (:class:`~harness.recording.record.RunRecorder`) and
-``harness/commands/record.py``; tested in
-``tests/fakes_install/`` and ``tests/recording/test_user_files.py``.
+``harness/commands/record.py`` and ``conformance/checks/defs.py``; tested in
+``tests/fakes_install/``, ``tests/recording/test_user_files.py`` and
+``tests/conformance/test_user_files.py``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,18 @@ RULES: tuple[Rule, ...] = (
             "one is replaced only when allowed and then whole, through a temp file renamed "
             "over it at the exit or on close, so a harness that dies mid-run leaves the old "
             "file and a failed write keeps it and names the temp file."
+        ),
+        citation="design §Reliability",
+        formats=(),
+    ),
+    Rule(
+        id="USERFILE-CONFORM-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "harness conform writes only its reports (under --out): its property checks keep "
+            "their caches in a temporary directory, so the working directory holds nothing "
+            "new afterwards (no .hypothesis directory), unless the user chose that directory "
+            "with HYPOTHESIS_STORAGE_DIRECTORY."
         ),
         citation="design §Reliability",
         formats=(),
