@@ -36,8 +36,6 @@ from fake_startup import bare_start_s, children_cpu
 TARGET_WALL_S = 20.0
 
 
-
-
 class _Counter:
     """Counts ``subprocess.Popen`` starts and adapter-layer observations while active, in
     this process and in the forked copies conform makes (the counts live in shared
@@ -124,8 +122,10 @@ def main() -> int:
     print(f"harness conform, {defs} defs, exit {code}, load {load:.1f} on {cores} CPUs")
     print(f"  wall      {wall:7.1f} s   (target <= {TARGET_WALL_S:.0f} s, quiet 2-core machine)")
     print(f"  CPU       {cpu:7.1f} s   ({cpu / wall:.2f} cores busy)")
-    print(f"  processes {counter.popens:7d}     (x bare start-up {bare * 1000:.1f} ms = "
-          f"{counter.popens * bare:.1f} s CPU)")
+    print(
+        f"  processes {counter.popens:7d}     (x bare start-up {bare * 1000:.1f} ms = "
+        f"{counter.popens * bare:.1f} s CPU)"
+    )
     print(f"  adapter-layer observations {counter.observations} for {defs} defs")
     if attention:
         print(attention.rstrip())

@@ -132,9 +132,7 @@ def subjects(root: Path, agents: list[str]) -> list[Subject]:
         defs = {d.id: d for d in BUILTIN_DEFS}
         picks = [(a, a, transport_names(defs[a])[0]) for a in agents]
     else:
-        picks = [
-            (f"{c.agent} ({c.stream_format})", c.agent, c.transport) for c in format_choices()
-        ]
+        picks = [(f"{c.agent} ({c.stream_format})", c.agent, c.transport) for c in format_choices()]
     return [Subject(root / str(i), *pick) for i, pick in enumerate(picks)]
 
 

@@ -59,8 +59,23 @@ def _tool(name: str) -> dict[str, Any]:
     }
 
 
-TOOLS = [_tool(n) for n in ("Read", "Write", "Edit", "Bash", "Glob", "Grep", "Todo", "Fetch",
-                            "Search", "Task", "Skill", "Agent")]
+TOOLS = [
+    _tool(n)
+    for n in (
+        "Read",
+        "Write",
+        "Edit",
+        "Bash",
+        "Glob",
+        "Grep",
+        "Todo",
+        "Fetch",
+        "Search",
+        "Task",
+        "Skill",
+        "Agent",
+    )
+]
 TURNS = [
     {"role": "user", "content": "Look at the project and say hello."},
     {"role": "assistant", "content": "Looking."},
@@ -70,39 +85,82 @@ TURNS = [
 
 def bodies() -> dict[str, tuple[str, bytes]]:
     anthropic = {
-        "model": "claude-opus-5-5", "max_tokens": 1024, "stream": True, "system": SYSTEM,
-        "tools": [{"name": t["name"], "description": t["description"],
-                   "input_schema": t["schema"]} for t in TOOLS],
+        "model": "claude-opus-5-5",
+        "max_tokens": 1024,
+        "stream": True,
+        "system": SYSTEM,
+        "tools": [
+            {"name": t["name"], "description": t["description"], "input_schema": t["schema"]}
+            for t in TOOLS
+        ],
         "messages": TURNS,
     }
     responses = {
-        "model": "gpt-5.5", "stream": True, "instructions": SYSTEM,
-        "tools": [{"type": "function", "name": t["name"], "description": t["description"],
-                   "parameters": t["schema"]} for t in TOOLS],
-        "input": [{"type": "message", "role": m["role"],
-                   "content": [{"type": "input_text", "text": m["content"]}]} for m in TURNS],
+        "model": "gpt-5.5",
+        "stream": True,
+        "instructions": SYSTEM,
+        "tools": [
+            {
+                "type": "function",
+                "name": t["name"],
+                "description": t["description"],
+                "parameters": t["schema"],
+            }
+            for t in TOOLS
+        ],
+        "input": [
+            {
+                "type": "message",
+                "role": m["role"],
+                "content": [{"type": "input_text", "text": m["content"]}],
+            }
+            for m in TURNS
+        ],
     }
     chat = {
-        "model": "mock-model", "stream": True, "stream_options": {"include_usage": True},
-        "tools": [{"type": "function", "function": {
-            "name": t["name"], "description": t["description"], "parameters": t["schema"]}}
-            for t in TOOLS],
+        "model": "mock-model",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": t["name"],
+                    "description": t["description"],
+                    "parameters": t["schema"],
+                },
+            }
+            for t in TOOLS
+        ],
         "messages": [{"role": "system", "content": SYSTEM}, *TURNS],
     }
     gemini = {
         "systemInstruction": {"parts": [{"text": SYSTEM}]},
-        "tools": [{"functionDeclarations": [
-            {"name": t["name"], "description": t["description"],
-             "parametersJsonSchema": t["schema"]} for t in TOOLS]}],
-        "contents": [{"role": "model" if m["role"] == "assistant" else "user",
-                      "parts": [{"text": m["content"]}]} for m in TURNS],
+        "tools": [
+            {
+                "functionDeclarations": [
+                    {
+                        "name": t["name"],
+                        "description": t["description"],
+                        "parametersJsonSchema": t["schema"],
+                    }
+                    for t in TOOLS
+                ]
+            }
+        ],
+        "contents": [
+            {
+                "role": "model" if m["role"] == "assistant" else "user",
+                "parts": [{"text": m["content"]}],
+            }
+            for m in TURNS
+        ],
     }
     return {
         "anthropic": ("/v1/messages?beta=true", json.dumps(anthropic).encode()),
         "responses": ("/v1/responses", json.dumps(responses).encode()),
         "chat": ("/v1/chat/completions", json.dumps(chat).encode()),
-        "gemini": ("/v1beta/models/g:streamGenerateContent?alt=sse",
-                   json.dumps(gemini).encode()),
+        "gemini": ("/v1beta/models/g:streamGenerateContent?alt=sse", json.dumps(gemini).encode()),
     }
 
 
@@ -174,12 +232,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     echo = EchoServer().start()
     misses: list[str] = []
-    with tempfile.TemporaryDirectory() as tmp, ModelServer(
-        "text", log_path=Path(tmp) / "requests.jsonl"
-    ) as server:
-        print(f"{'api':<10} {'server p50':>11} {'p95':>7} {'echo p50':>9} {'p95':>7} "
-              f"{'added p50':>10} {'added p95':>10}   (ms, {args.requests} requests, "
-              f"{len(next(iter(bodies().values()))[1]) // 1024} KiB bodies)")
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        ModelServer("text", log_path=Path(tmp) / "requests.jsonl") as server,
+    ):
+        print(
+            f"{'api':<10} {'server p50':>11} {'p95':>7} {'echo p50':>9} {'p95':>7} "
+            f"{'added p50':>10} {'added p95':>10}   (ms, {args.requests} requests, "
+            f"{len(next(iter(bodies().values()))[1]) // 1024} KiB bodies)"
+        )
         for api, (path, payload) in bodies().items():
             model = timer(server.port, path, payload)
             base = timer(echo.port, path, payload)
@@ -194,8 +255,10 @@ def main(argv: list[str] | None = None) -> int:
             m50, m95 = statistics.median(m_times), pct(m_times, 0.95)
             b50, b95 = statistics.median(b_times), pct(b_times, 0.95)
             added50, added95 = m50 - b50, m95 - b95
-            print(f"{api:<10} {m50:11.2f} {m95:7.2f} {b50:9.2f} {b95:7.2f} "
-                  f"{added50:10.2f} {added95:10.2f}")
+            print(
+                f"{api:<10} {m50:11.2f} {m95:7.2f} {b50:9.2f} {b95:7.2f} "
+                f"{added50:10.2f} {added95:10.2f}"
+            )
             if added95 > TARGET_P95_MS:
                 misses.append(f"{api}: +{added95:.2f} ms at p95")
         logged = len(server.requests)

@@ -25,6 +25,7 @@ __all__ = [
     "gate_for",
 ]
 
+
 def _flag(*names: str) -> Posture:
     """Any of ``names`` present as a flag (``--x`` or ``--x=...``)."""
 

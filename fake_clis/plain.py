@@ -464,6 +464,7 @@ def _aider_strip_reasoning(text: str) -> str:
 
 # -- Rich, as aider's --no-pretty console prints a line (rich/_wrap.py, rich/text.py) --------
 
+
 def _word_end(text: str, pos: int) -> int | None:
     """Where rich's word pattern ``\\s*\\S+\\s*`` matched at ``pos`` ends (``None``: no
     word left); ``str.isspace`` is the regex's ``\\s``."""
@@ -662,9 +663,7 @@ class _Aider(_Plain):
             if error is None:
                 break
             status = int(error.get("status", 500))
-            name, prefix, retry, description = _AIDER_API_ERRORS.get(
-                status, _AIDER_OTHER_API_ERROR
-            )
+            name, prefix, retry, description = _AIDER_API_ERRORS.get(status, _AIDER_OTHER_API_ERROR)
             text = f"litellm.{name}: {prefix}OpenAIException - {error.get('message', '')}"
             if retry:
                 delay *= 2

@@ -39,7 +39,7 @@ RULES: tuple[Rule, ...] = (
     _mandatory(
         "WIN-SPAWN-SHIM-001",
         "A .cmd/.bat shim is started with exactly the command line the guards judged "
-        "(cmd.exe /d /s /c \"<inner>\", cmd.exe as the program), never with the C runtime's "
+        '(cmd.exe /d /s /c "<inner>", cmd.exe as the program), never with the C runtime\'s '
         "list2cmdline quoting, under which cmd.exe would expand %VAR% and split at &.",
         "design §Reliability",
     ),

@@ -121,6 +121,7 @@ def _resumed_turn(session: Session, index: int, pending: dict[str, Any]) -> Turn
         cost=float(pending.get("cost", 0.0)),
     )
 
+
 def _same_json(a: Any, b: Any) -> bool:
     """Equal as JSON values (``1`` is not ``true``, ``1`` is not ``1.0``)."""
     return jsonio.dumps(a, sort_keys=True) == jsonio.dumps(b, sort_keys=True)

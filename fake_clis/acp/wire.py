@@ -82,6 +82,7 @@ def is_durable_id(text: str) -> bool:
     core = text[:-1] if text.endswith("\n") else text
     return 1 <= len(core) <= 200 and all(char in _DURABLE_CHARS for char in core)
 
+
 EOF = object()
 
 
@@ -132,7 +133,6 @@ class Session:
 
 
 class Turn:
-
     __slots__ = (
         "cost",
         "prompt",
@@ -158,8 +158,6 @@ class Turn:
         self.tools: list[dict[str, Any]] = [] if tools is None else tools
         self.usage: dict[str, int] = {} if usage is None else usage
         self.cost = cost
-
-
 
 
 def dumps(frame: Any) -> str:

@@ -87,6 +87,7 @@ BUILTIN_DEFS: tuple[AgentDef, ...] = (
     _GEMINI,
 )
 
+
 def validate_def(defn: AgentDef) -> None:
     """Raise :class:`AgentDefError` naming the first invalid field of ``defn``."""
     if not ID_PATTERN.match(defn.id):

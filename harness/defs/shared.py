@@ -112,8 +112,11 @@ def is_absolute_path(path: str, platform: str) -> bool:
             return False
         if path[0] in "\\/":
             return True
-        return len(path) > 2 and path[0].isascii() and path[0].isalpha() and (
-            path[1] == ":" and path[2] in "\\/"
+        return (
+            len(path) > 2
+            and path[0].isascii()
+            and path[0].isalpha()
+            and (path[1] == ":" and path[2] in "\\/")
         )
     return posixpath.isabs(path)
 

@@ -294,9 +294,7 @@ def parse_recipe(raw: Any, *, path: str = "<recipe>", expect_agent: str | None =
     cases = _cases(raw.get("scenarios", ()), transports, path)
     volatile = _volatile(raw.get("volatile_text", ()), path)
     package = _package(raw.get("package"), path)
-    tools = tuple(
-        tool for t in raw.get("tools", ()) if (tool := _package(t, path)) is not None
-    )
+    tools = tuple(tool for t in raw.get("tools", ()) if (tool := _package(t, path)) is not None)
     telemetry = raw.get("telemetry", {})
     isolation = raw.get("isolation", {})
     return Recipe(

@@ -27,9 +27,7 @@ def layer_modules(pyproject: str) -> list[str]:
     """The module names the ``layers`` contract lists, in every layer."""
     contracts = tomllib.loads(pyproject)["tool"]["importlinter"]["contracts"]
     (layers,) = [c["layers"] for c in contracts if c["id"] == "layers"]
-    return [
-        name.strip() for layer in layers for name in layer.replace("|", ":").split(":") if name
-    ]
+    return [name.strip() for layer in layers for name in layer.replace("|", ":").split(":") if name]
 
 
 def _imports_nothing(path: Path) -> bool:

@@ -86,9 +86,7 @@ _hostile_chars = st.sampled_from(["a", "é", "\ud800", "\udc00", '"', "\n"])
 _hostile_text = st.lists(_hostile_chars, max_size=5).map("".join)
 _hostile_values = st.recursive(
     st.none() | st.integers() | st.floats() | _hostile_text,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(_hostile_text, inner, max_size=3)
-    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_hostile_text, inner, max_size=3),
     max_leaves=8,
 )
 

@@ -804,9 +804,9 @@ def test_plugin_add_refuses_bad_input(fake: FakeCli, problem: str) -> None:
 
 @pytest.mark.rule("FAKE-DSH-EXEC-001")
 @given(
-    st.lists(
-        st.sampled_from(["/", "\\", "C", "z", ":", "1", "é", "a", " ", "\n"]), max_size=5
-    ).map("".join)
+    st.lists(st.sampled_from(["/", "\\", "C", "z", ":", "1", "é", "a", " ", "\n"]), max_size=5).map(
+        "".join
+    )
 )
 @example("C:/x")
 @example("c:\\")

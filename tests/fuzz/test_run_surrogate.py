@@ -50,8 +50,19 @@ def test_harness_run_prints_a_lone_surrogate_as_the_replacement_character(
     scenario = _scenario(tmp_path)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
     proc = subprocess.run(
-        [sys.executable, "-m", "harness", "run", agent, "--fake", "--scenario",
-         str(scenario), "--cwd", str(tmp_path), *flags],
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run",
+            agent,
+            "--fake",
+            "--scenario",
+            str(scenario),
+            "--cwd",
+            str(tmp_path),
+            *flags,
+        ],
         capture_output=True,
         timeout=120,
         env=env,

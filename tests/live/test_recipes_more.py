@@ -35,13 +35,38 @@ from harness.live.session import LiveUnavailable, run_live
 from harness.modelserver.app import resolve_route
 
 #: Recipes that run their real CLI offline here (verified by hand, see each ``source``).
-LIVE = ("opencode", "byok-opencode", "gemini", "qwen", "copilot", "kimi", "kilo", "vibe",
-        "hermes", "aider", "codebuddy", "reasonix", "deepseek-harness", "grok-build")
+LIVE = (
+    "opencode",
+    "byok-opencode",
+    "gemini",
+    "qwen",
+    "copilot",
+    "kimi",
+    "kilo",
+    "vibe",
+    "hermes",
+    "aider",
+    "codebuddy",
+    "reasonix",
+    "deepseek-harness",
+    "grok-build",
+)
 #: ACP agents among them (at least two ACP agents).
 ACP = ("kimi", "kilo", "vibe", "hermes", "reasonix")
 #: Defs with a public CLI that cannot run offline here: skip recipes with the reason.
-SKIPS = ("amp", "amr", "antigravity", "atomcode", "cursor-agent", "deepseek",
-         "devin", "kiro", "mimo", "prime-agent", "trae-cli")
+SKIPS = (
+    "amp",
+    "amr",
+    "antigravity",
+    "atomcode",
+    "cursor-agent",
+    "deepseek",
+    "devin",
+    "kiro",
+    "mimo",
+    "prime-agent",
+    "trae-cli",
+)
 #: "text, tool-call (file written), shell, error ... scenarios".
 REQUIRED_SCENARIOS = {"text", "happy", "shell", "api_error"}
 #: How a real CLI ends the api_error scenario when that is not "failed" (seen live, pinned
@@ -90,7 +115,8 @@ def test_a_live_recipe_is_pinned_redirected_and_keyless(agent: str) -> None:
     assert recipe.package is not None and recipe.provider is not None
     # a pinned, exact version: no range, no tag (a PyPI pre-release such as 0.2.1rc2 is exact)
     assert re.fullmatch(r"\d+(\.\d+)+(?:(?:a|b|rc)\d+)?", recipe.package.version), (
-        recipe.package.version)
+        recipe.package.version
+    )
     text = _raw(agent)
     assert "{base_url}" in text, "the model API must be redirected through {base_url}"
     assert not _LITERAL_PORT.search(text), "a literal loopback port would not match the server"
@@ -156,8 +182,10 @@ def _installed_or_skip(agent: str) -> None:
     recipe = recipe_for(agent)
     assert recipe is not None and recipe.package is not None
     if installed_bin(recipe, default_cache_dir()) is None:
-        pytest.skip(f"{agent}: {recipe.package.manager} {recipe.package.key} is not installed "
-                    f"under {default_cache_dir()} (harness live install {agent})")
+        pytest.skip(
+            f"{agent}: {recipe.package.manager} {recipe.package.key} is not installed "
+            f"under {default_cache_dir()} (harness live install {agent})"
+        )
 
 
 def _cases(agent: str) -> list[str]:
@@ -187,19 +215,23 @@ def test_the_real_cli_runs_offline(agent: str, tmp_path: Path) -> None:
                 expected = API_ERROR_OUTCOME.get(agent, expected)
             outcomes = [t.result.status.value for t in run.turns]
             assert outcomes[-1] == expected, (
-                case, outcomes, run.result.error, run.result.stderr_tail[-2000:])
+                case,
+                outcomes,
+                run.result.error,
+                run.result.stderr_tail[-2000:],
+            )
             # every request went to the scripted server, on the recipe's API
             kinds = {resolve_route(r.method, r.path).kind for r in run.requests}
             wanted = resolve_route("POST", PROVIDER_ROUTES[recipe.provider]).kind
             assert wanted in kinds, (case, kinds)
-            assert all(r.headers.get("host", "").startswith("127.0.0.1:")
-                       for r in run.requests)
+            assert all(r.headers.get("host", "").startswith("127.0.0.1:") for r in run.requests)
             # the run's HOME is the temporary one: the CLI's config came from the recipe
             assert str(run.dirs.home).startswith(str(tmp_path))
             if run.case.scenario == "happy":
                 assert run.files.get("hello.html") == "<!doctype html>\n<h1>Hello</h1>\n"
-                text = "".join(getattr(e, "delta", "") for e in run.events
-                               if e.type == "text_delta")
+                text = "".join(
+                    getattr(e, "delta", "") for e in run.events if e.type == "text_delta"
+                )
                 assert "Done: hello.html is ready." in text
                 # plain-text CLIs (qwen's def, aider) show no tool events, only the text
                 if get_agent_def(agent).stream_format != "plain":
@@ -252,14 +284,23 @@ def test_the_real_cli_runs_with_loopback_as_the_only_network(agent: str) -> None
         pytest.skip("one CLI (gemini) by default; ADAPTER_HARNESS_LIVE_ALL=1 runs every one")
     _installed_or_skip(agent)
     unshare = shutil.which("unshare")
-    probe = subprocess.run([unshare, "-rn", "true"], capture_output=True, check=False) \
-        if unshare else None
+    probe = (
+        subprocess.run([unshare, "-rn", "true"], capture_output=True, check=False)
+        if unshare
+        else None
+    )
     if probe is None or probe.returncode != 0:
         pytest.skip("unshare -rn (a user + network namespace) is not permitted here")
     # a new namespace's loopback starts down: bring it up, then run the CLI there
     script = f"ip link set lo up 2>/dev/null; exec {sys.executable} -c '{PROBE}' {agent}"
-    proc = subprocess.run([str(unshare), "-rn", "sh", "-c", script], capture_output=True,
-                          text=True, timeout=500, cwd=ROOT, check=False)
+    proc = subprocess.run(
+        [str(unshare), "-rn", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=500,
+        cwd=ROOT,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["outcome"] == "succeeded", out

@@ -223,8 +223,11 @@ GEMINI_TOOLS: list[dict[str, Any]] = [
                     "required": ["command"],
                 },
             },
-            {"name": "save_memory", "description": "Saves a fact.",
-             "parameters": {"type": "OBJECT", "properties": {"fact": {"type": "STRING"}}}},
+            {
+                "name": "save_memory",
+                "description": "Saves a fact.",
+                "parameters": {"type": "OBJECT", "properties": {"fact": {"type": "STRING"}}},
+            },
         ]
     }
 ]

@@ -89,8 +89,9 @@ def test_text_reply_streams_the_documented_event_sequence(serve: ServeFn) -> Non
     assert final["usage"]["output_tokens"] == 8
 
 
-@pytest.mark.rule("MODEL-ANTH-001", "MODEL-SCRIPT-001", "MODEL-SCRIPT-003", "MODEL-TOOL-001",
-                  "MODEL-TOOL-004")
+@pytest.mark.rule(
+    "MODEL-ANTH-001", "MODEL-SCRIPT-001", "MODEL-SCRIPT-003", "MODEL-TOOL-001", "MODEL-TOOL-004"
+)
 def test_first_request_gets_thinking_text_and_one_write_call(serve: ServeFn) -> None:
     server = serve("happy")
     events = post(server, "/v1/messages?beta=true", body([PROMPT]), headers=KEY).events()
@@ -100,14 +101,20 @@ def test_first_request_gets_thinking_text_and_one_write_call(serve: ServeFn) -> 
     assert thinking == ["The user wants a page."]
     assert any(d["type"] == "signature_delta" and d["signature"] for d in deltas)
     assert [d["text"] for d in deltas if d["type"] == "text_delta"] == ["I'll create ", "the page."]
-    tool = next(d["content_block"] for n, d in events
-                if n == "content_block_start" and d["content_block"]["type"] == "tool_use")
+    tool = next(
+        d["content_block"]
+        for n, d in events
+        if n == "content_block_start" and d["content_block"]["type"] == "tool_use"
+    )
     assert tool["name"] == "Write" and tool["id"] == "call_write_1"
-    arguments = json.loads("".join(d["partial_json"] for d in deltas
-                                   if d["type"] == "input_json_delta"))
+    arguments = json.loads(
+        "".join(d["partial_json"] for d in deltas if d["type"] == "input_json_delta")
+    )
     # Write asks for "absolute, not relative" paths: made absolute under the prompt's cwd.
-    assert arguments == {"file_path": "/work/proj/hello.html",
-                         "content": "<!doctype html>\n<h1>Hello</h1>\n"}
+    assert arguments == {
+        "file_path": "/work/proj/hello.html",
+        "content": "<!doctype html>\n<h1>Hello</h1>\n",
+    }
     jsonschema.validate(arguments, CLAUDE_WRITE["input_schema"])
     assert [d["delta"]["stop_reason"] for n, d in events if n == "message_delta"] == ["tool_use"]
     assert server.requests[-1].reply_kind == "tool_call"
@@ -116,8 +123,9 @@ def test_first_request_gets_thinking_text_and_one_write_call(serve: ServeFn) -> 
 @pytest.mark.rule("MODEL-SCRIPT-001", "MODEL-SCRIPT-004")
 def test_tool_result_turn_gets_the_final_text_and_the_usage(serve: ServeFn) -> None:
     server = serve("happy")
-    events = post(server, "/v1/messages", body([PROMPT, TOOL_USE, TOOL_RESULT]),
-                  headers=KEY).events()
+    events = post(
+        server, "/v1/messages", body([PROMPT, TOOL_USE, TOOL_RESULT]), headers=KEY
+    ).events()
     assert block_types(events) == ["text"]
     texts = [d["delta"]["text"] for n, d in events if n == "content_block_delta"]
     assert "".join(texts) == "Done: hello.html is ready."
@@ -135,20 +143,37 @@ def test_tool_result_turn_gets_the_final_text_and_the_usage(serve: ServeFn) -> N
     ("messages", "expected"),
     [
         # claude 2.1.332 puts role:"system" entries inside messages: still the first turn
-        ([PROMPT, {"role": "system", "content": "Context was compacted."}], ["thinking", "text",
-                                                                            "tool_use"]),
+        (
+            [PROMPT, {"role": "system", "content": "Context was compacted."}],
+            ["thinking", "text", "tool_use"],
+        ),
         # a system entry after the tool result: still the tool-result turn
         ([PROMPT, TOOL_USE, TOOL_RESULT, {"role": "system", "content": "note"}], ["text"]),
         # a user turn that only carries a system reminder is not a real user turn
         (
-            [PROMPT, TOOL_USE, TOOL_RESULT,
-             {"role": "user", "content": "<system-reminder>todo list is empty</system-reminder>"}],
+            [
+                PROMPT,
+                TOOL_USE,
+                TOOL_RESULT,
+                {
+                    "role": "user",
+                    "content": "<system-reminder>todo list is empty</system-reminder>",
+                },
+            ],
             ["text"],
         ),
         # a resumed session: a new real user turn starts the scenario over
-        ([PROMPT, TOOL_USE, TOOL_RESULT, {"role": "assistant", "content": "Done."},
-          {"role": "system", "content": "resumed"}, {"role": "user", "content": "Again."}],
-         ["thinking", "text", "tool_use"]),
+        (
+            [
+                PROMPT,
+                TOOL_USE,
+                TOOL_RESULT,
+                {"role": "assistant", "content": "Done."},
+                {"role": "system", "content": "resumed"},
+                {"role": "user", "content": "Again."},
+            ],
+            ["thinking", "text", "tool_use"],
+        ),
     ],
     ids=["system-after-prompt", "system-after-result", "reminder-only", "resumed"],
 )
@@ -176,8 +201,12 @@ def test_non_streaming_reply_is_one_message_object(serve: ServeFn) -> None:
 @pytest.mark.rule("MODEL-ANTH-002", "MODEL-ROUTE-001")
 def test_count_tokens_answers_input_tokens(serve: ServeFn) -> None:
     server = serve("happy")
-    reply = post(server, "/v1/messages/count_tokens?beta=true",
-                 {"model": "m", "messages": [PROMPT]}, headers=KEY)
+    reply = post(
+        server,
+        "/v1/messages/count_tokens?beta=true",
+        {"model": "m", "messages": [PROMPT]},
+        headers=KEY,
+    )
     assert reply.status == 200
     answer = reply.json()
     assert set(answer) == {"input_tokens"}
@@ -202,15 +231,26 @@ def test_api_error_is_anthropics_error_body_and_status(serve: ServeFn) -> None:
 
 @pytest.mark.rule("MODEL-ERR-001", "MODEL-ANTH-001")
 def test_error_after_content_is_an_in_stream_error_event(serve: ServeFn) -> None:
-    server = serve(scenario_of("late", [
-        {"kind": "text", "text": "Partial"},
-        {"kind": "api_error", "message": "Overloaded", "code": "overloaded_error",
-         "status": 529},
-    ]))
+    server = serve(
+        scenario_of(
+            "late",
+            [
+                {"kind": "text", "text": "Partial"},
+                {
+                    "kind": "api_error",
+                    "message": "Overloaded",
+                    "code": "overloaded_error",
+                    "status": 529,
+                },
+            ],
+        )
+    )
     events = post(server, "/v1/messages", body([PROMPT]), headers=KEY).events()
     assert names(events)[-1] == "error"
-    assert events[-1][1] == {"type": "error",
-                             "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    assert events[-1][1] == {
+        "type": "error",
+        "error": {"type": "overloaded_error", "message": "Overloaded"},
+    }
     assert "message_stop" not in names(events)
 
 
@@ -246,20 +286,31 @@ def test_forced_tool_choice_gets_a_schema_valid_tool_call(serve: ServeFn) -> Non
     server = serve("happy")
     schema = {
         "type": "object",
-        "properties": {"isNewTopic": {"type": "boolean"}, "title": {"type": ["string", "null"]},
-                       "score": {"type": "integer", "minimum": 3, "maximum": 9}},
+        "properties": {
+            "isNewTopic": {"type": "boolean"},
+            "title": {"type": ["string", "null"]},
+            "score": {"type": "integer", "minimum": 3, "maximum": 9},
+        },
         "required": ["isNewTopic", "title", "score"],
     }
-    forced = {"name": "StructuredOutput", "description": "Return the answer",
-              "input_schema": schema}
+    forced = {
+        "name": "StructuredOutput",
+        "description": "Return the answer",
+        "input_schema": schema,
+    }
     events = post(
-        server, "/v1/messages",
-        body([PROMPT], tools=[*TOOLS, forced],
-             tool_choice={"type": "tool", "name": "StructuredOutput"}),
+        server,
+        "/v1/messages",
+        body(
+            [PROMPT],
+            tools=[*TOOLS, forced],
+            tool_choice={"type": "tool", "name": "StructuredOutput"},
+        ),
         headers=KEY,
     ).events()
     starts = [d["content_block"] for n, d in events if n == "content_block_start"]
     assert [(b["type"], b["name"]) for b in starts] == [("tool_use", "StructuredOutput")]
-    args = json.loads("".join(d["delta"]["partial_json"] for n, d in events
-                              if n == "content_block_delta"))
+    args = json.loads(
+        "".join(d["delta"]["partial_json"] for n, d in events if n == "content_block_delta")
+    )
     jsonschema.validate(args, schema)

@@ -20,8 +20,10 @@ from tests.modelserver.support import CHAT_BASH, CHAT_TODO, CHAT_WRITE, post, sc
 
 AUTH = {"authorization": "Bearer sk-fake-opencode-0000000000"}
 PROMPT: dict[str, Any] = {"role": "user", "content": "Create hello.html please."}
-SYSTEM: dict[str, Any] = {"role": "system",
-                          "content": "You are opencode. Working directory: /work/proj"}
+SYSTEM: dict[str, Any] = {
+    "role": "system",
+    "content": "You are opencode. Working directory: /work/proj",
+}
 
 
 def body(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
@@ -37,13 +39,15 @@ def body(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
 
 
 def deltas(events: list[tuple[str | None, Any]]) -> list[dict[str, Any]]:
-    return [d["choices"][0]["delta"] for _, d in events
-            if isinstance(d, dict) and d.get("choices")]
+    return [d["choices"][0]["delta"] for _, d in events if isinstance(d, dict) and d.get("choices")]
 
 
 def finish(events: list[tuple[str | None, Any]]) -> list[str]:
-    return [d["choices"][0]["finish_reason"] for _, d in events
-            if isinstance(d, dict) and d.get("choices") and d["choices"][0]["finish_reason"]]
+    return [
+        d["choices"][0]["finish_reason"]
+        for _, d in events
+        if isinstance(d, dict) and d.get("choices") and d["choices"][0]["finish_reason"]
+    ]
 
 
 def content(events: list[tuple[str | None, Any]]) -> str:
@@ -62,7 +66,10 @@ def test_text_reply_streams_role_content_finish_usage_done(serve: ServeFn) -> No
     assert len({c["id"] for c in chunks}) == 1
     assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
     assert [d.get("content") for d in deltas(events)[1:-1]] == [
-        "Hello from ", "the fake model.", " PONG."]
+        "Hello from ",
+        "the fake model.",
+        " PONG.",
+    ]
     assert finish(events) == ["stop"]
     usage_chunk = chunks[-1]
     assert usage_chunk["choices"] == []
@@ -70,8 +77,12 @@ def test_text_reply_streams_role_content_finish_usage_done(serve: ServeFn) -> No
     assert usage_chunk["usage"]["completion_tokens"] == 8
     assert usage_chunk["usage"]["total_tokens"] == 18
     # without include_usage there is no usage chunk
-    plain = post(server, "/v1/chat/completions",
-                 body([PROMPT], stream_options={"include_usage": False}), headers=AUTH).events()
+    plain = post(
+        server,
+        "/v1/chat/completions",
+        body([PROMPT], stream_options={"include_usage": False}),
+        headers=AUTH,
+    ).events()
     assert not any("usage" in d for _, d in plain if isinstance(d, dict))
     assert plain[-1] == (None, "[DONE]")
 
@@ -82,7 +93,8 @@ def test_write_step_streams_tool_calls_deltas(serve: ServeFn) -> None:
     events = post(server, "/v1/chat/completions", body([PROMPT]), headers=AUTH).events()
     ds = deltas(events)
     assert [d["reasoning_content"] for d in ds if "reasoning_content" in d] == [
-        "The user wants a page."]
+        "The user wants a page."
+    ]
     assert content(events) == "I'll create the page."
     calls = [d["tool_calls"][0] for d in ds if "tool_calls" in d]
     first, rest = calls[0], calls[1:]
@@ -100,9 +112,17 @@ def test_tool_message_gets_the_final_text(serve: ServeFn) -> None:
     server = serve("happy")
     messages: list[dict[str, Any]] = [
         PROMPT,
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_write_1", "type": "function",
-             "function": {"name": "write", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_write_1",
+                    "type": "function",
+                    "function": {"name": "write", "arguments": "{}"},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_write_1", "content": "Wrote file successfully."},
     ]
     events = post(server, "/v1/chat/completions", body(messages), headers=AUTH).events()
@@ -139,10 +159,23 @@ def test_without_tools_the_whole_scenario_comes_as_aider_text(serve: ServeFn) ->
 @pytest.mark.rule("MODEL-TOOL-002", "MODEL-TOOL-003")
 def test_shell_fallback_command_really_writes_the_file(serve: ServeFn, tmp_path: Path) -> None:
     content_text = "line 'one'\n$HOME and `backticks`\n"
-    server = serve(scenario_of("w", [{"kind": "tool", "tool": "write", "id": "c1",
-                                      "path": "sub/dir/out.txt", "content": content_text}]))
-    events = post(server, "/v1/chat/completions", body([PROMPT], tools=[CHAT_TODO, CHAT_BASH]),
-                  headers=AUTH).events()
+    server = serve(
+        scenario_of(
+            "w",
+            [
+                {
+                    "kind": "tool",
+                    "tool": "write",
+                    "id": "c1",
+                    "path": "sub/dir/out.txt",
+                    "content": content_text,
+                }
+            ],
+        )
+    )
+    events = post(
+        server, "/v1/chat/completions", body([PROMPT], tools=[CHAT_TODO, CHAT_BASH]), headers=AUTH
+    ).events()
     calls = [d["tool_calls"][0] for d in deltas(events) if "tool_calls" in d]
     assert calls[0]["function"]["name"] == "bash"
     args = json.loads("".join(c["function"]["arguments"] for c in calls[1:]))
@@ -153,12 +186,22 @@ def test_shell_fallback_command_really_writes_the_file(serve: ServeFn, tmp_path:
 
 @pytest.mark.rule("MODEL-ERR-001")
 def test_api_error_is_openais_error_body(serve: ServeFn) -> None:
-    server = serve(scenario_of("e", [{"kind": "api_error", "message": "slow down",
-                                      "code": "rate_limit", "status": 429}]))
+    server = serve(
+        scenario_of(
+            "e",
+            [{"kind": "api_error", "message": "slow down", "code": "rate_limit", "status": 429}],
+        )
+    )
     reply = post(server, "/v1/chat/completions", body([PROMPT]), headers=AUTH)
     assert reply.status == 429
-    assert reply.json() == {"error": {"message": "slow down", "type": "rate_limit_exceeded",
-                                      "code": "rate_limit", "param": None}}
+    assert reply.json() == {
+        "error": {
+            "message": "slow down",
+            "type": "rate_limit_exceeded",
+            "code": "rate_limit",
+            "param": None,
+        }
+    }
     assert server.requests[-1].reply_kind == "error"
     assert server.requests[-1].status == 429
 
@@ -169,21 +212,33 @@ def test_response_format_gets_schema_valid_content(serve: ServeFn) -> None:
     schema = {
         "type": "object",
         "properties": {
-            "memories": {"type": "array", "items": {
-                "type": "object",
-                "properties": {"fact": {"type": "string"}, "scope": {"enum": ["user", "project"]}},
-                "required": ["fact", "scope"]}},
+            "memories": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "fact": {"type": "string"},
+                        "scope": {"enum": ["user", "project"]},
+                    },
+                    "required": ["fact", "scope"],
+                },
+            },
             "count": {"type": "integer", "minimum": 0},
         },
         "required": ["memories", "count"],
     }
     fmt = {"type": "json_schema", "json_schema": {"name": "m", "schema": schema}}
-    events = post(server, "/v1/chat/completions", body([PROMPT], response_format=fmt),
-                  headers=AUTH).events()
+    events = post(
+        server, "/v1/chat/completions", body([PROMPT], response_format=fmt), headers=AUTH
+    ).events()
     jsonschema.validate(json.loads(content(events)), schema)
     assert not any("tool_calls" in d for d in deltas(events))
-    obj = post(server, "/v1/chat/completions",
-               body([PROMPT], response_format={"type": "json_object"}), headers=AUTH).events()
+    obj = post(
+        server,
+        "/v1/chat/completions",
+        body([PROMPT], response_format={"type": "json_object"}),
+        headers=AUTH,
+    ).events()
     assert isinstance(json.loads(content(obj)), dict)
 
 
@@ -192,32 +247,45 @@ def test_response_format_gets_schema_valid_content(serve: ServeFn) -> None:
     ("messages", "tools", "kind", "text"),
     [
         (
-            [{"role": "system", "content": "You are a title generator. You output ONLY a thread "
-                                           "title."},
-             {"role": "user", "content": "Create hello.html please."}],
+            [
+                {
+                    "role": "system",
+                    "content": "You are a title generator. You output ONLY a thread title.",
+                },
+                {"role": "user", "content": "Create hello.html please."},
+            ],
             None,
             "side:title",
             "Happy scenario",
         ),
         (
             # mistral-vibe 3.0.2's title request says "titles" (real-clis.md, vibe)
-            [{"role": "system", "content": "You write short, descriptive titles for "
-                                           "conversations."},
-             {"role": "user", "content": "Create hello.html please."}],
+            [
+                {
+                    "role": "system",
+                    "content": "You write short, descriptive titles for conversations.",
+                },
+                {"role": "user", "content": "Create hello.html please."},
+            ],
             None,
             "side:title",
             "Happy scenario",
         ),
         (
-            [PROMPT, {"role": "assistant", "content": "ok"},
-             {"role": "user", "content": "[SUGGESTION MODE: predict the next prompt]"}],
+            [
+                PROMPT,
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "[SUGGESTION MODE: predict the next prompt]"},
+            ],
             [CHAT_WRITE],
             "side:suggestion",
             "Thanks!",
         ),
         (
-            [{"role": "system", "content": "Extract durable memories from the conversation."},
-             PROMPT],
+            [
+                {"role": "system", "content": "Extract durable memories from the conversation."},
+                PROMPT,
+            ],
             [CHAT_WRITE],
             "side:memory",
             "No new memories.",

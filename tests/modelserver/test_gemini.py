@@ -20,8 +20,12 @@ from tests.modelserver.support import GEMINI_TOOLS, post
 
 KEY = {"x-goog-api-key": "AIzaFakeFakeFakeFakeFakeFakeFakeFakeFak"}
 STREAM = "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse"
-CONTEXT = {"role": "user", "parts": [{"text": "This is the Gemini CLI. I'm currently working in "
-                                              "the directory: /work/proj\n"}]}
+CONTEXT = {
+    "role": "user",
+    "parts": [
+        {"text": "This is the Gemini CLI. I'm currently working in the directory: /work/proj\n"}
+    ],
+}
 PROMPT = {"role": "user", "parts": [{"text": "Create hello.html please."}]}
 
 
@@ -67,24 +71,43 @@ def test_write_step_is_a_function_call_on_write_file(serve: ServeFn) -> None:
     call = got[3]["functionCall"]
     assert call["name"] == "write_file"
     # write_file asks for "The absolute path": under the directory the context names
-    assert call["args"] == {"file_path": "/work/proj/hello.html",
-                            "content": "<!doctype html>\n<h1>Hello</h1>\n"}
+    assert call["args"] == {
+        "file_path": "/work/proj/hello.html",
+        "content": "<!doctype html>\n<h1>Hello</h1>\n",
+    }
     assert events[-1][1]["candidates"][0]["finishReason"] == "STOP"
 
 
 @pytest.mark.rule("MODEL-SCRIPT-001", "MODEL-TOOL-005")
 def test_function_response_then_shell_scenario(serve: ServeFn) -> None:
     server = serve("happy")
-    result = {"role": "user", "parts": [{"functionResponse": {
-        "id": "call_write_1", "name": "write_file", "response": {"output": "ok"}}}]}
+    result = {
+        "role": "user",
+        "parts": [
+            {
+                "functionResponse": {
+                    "id": "call_write_1",
+                    "name": "write_file",
+                    "response": {"output": "ok"},
+                }
+            }
+        ],
+    }
     call = {"role": "model", "parts": [{"functionCall": {"name": "write_file", "args": {}}}]}
     events = post(server, STREAM, body([PROMPT, call, result]), headers=KEY).events()
     assert "".join(p["text"] for p in parts(events)) == "Done: hello.html is ready."
     shell = serve("shell")
     got = parts(post(shell, STREAM, body([PROMPT]), headers=KEY).events())
     # run_shell_command's OpenAPI schema (upper-case types) is read like JSON Schema
-    assert got == [{"functionCall": {"id": "call_shell_1", "name": "run_shell_command",
-                                     "args": {"command": "echo hi"}}}]
+    assert got == [
+        {
+            "functionCall": {
+                "id": "call_shell_1",
+                "name": "run_shell_command",
+                "args": {"command": "echo hi"},
+            }
+        }
+    ]
 
 
 ROUTER_SCHEMA = {
@@ -102,11 +125,17 @@ ROUTER_SCHEMA = {
     "config",
     [
         {"responseMimeType": "application/json", "responseJsonSchema": ROUTER_SCHEMA},
-        {"responseMimeType": "application/json", "responseSchema": {
-            "type": "OBJECT",
-            "properties": {"complexity_reasoning": {"type": "STRING"},
-                           "complexity_score": {"type": "INTEGER"}},
-            "required": ["complexity_reasoning", "complexity_score"]}},
+        {
+            "responseMimeType": "application/json",
+            "responseSchema": {
+                "type": "OBJECT",
+                "properties": {
+                    "complexity_reasoning": {"type": "STRING"},
+                    "complexity_score": {"type": "INTEGER"},
+                },
+                "required": ["complexity_reasoning", "complexity_score"],
+            },
+        },
     ],
     ids=["responseJsonSchema", "responseSchema-openapi"],
 )
@@ -117,8 +146,9 @@ def test_router_classifier_gets_schema_valid_json(serve: ServeFn, config: dict[s
         "systemInstruction": {"parts": [{"text": "You are a routing classifier."}]},
         "generationConfig": config,
     }
-    reply = post(server, "/v1beta/models/gemini-3.5-flash-lite:generateContent", request,
-                 headers=KEY)
+    reply = post(
+        server, "/v1beta/models/gemini-3.5-flash-lite:generateContent", request, headers=KEY
+    )
     assert reply.status == 200
     answer = reply.json()
     text = answer["candidates"][0]["content"]["parts"][0]["text"]
@@ -137,21 +167,24 @@ def test_api_error_is_googles_error_body(serve: ServeFn) -> None:
     server = serve("api_error")
     reply = post(server, STREAM, body([PROMPT]), headers=KEY)
     assert reply.status == 500
-    assert reply.json() == {"error": {"code": 500, "message": "Internal server error",
-                                      "status": "INTERNAL"}}
+    assert reply.json() == {
+        "error": {"code": 500, "message": "Internal server error", "status": "INTERNAL"}
+    }
 
 
 @pytest.mark.rule("MODEL-GEM-001")
 def test_generate_content_returns_every_part_at_once(serve: ServeFn) -> None:
     server = serve("happy")
-    reply = post(server, "/v1beta/models/gemini-3.8-flash:generateContent", body([PROMPT]),
-                 headers=KEY)
+    reply = post(
+        server, "/v1beta/models/gemini-3.8-flash:generateContent", body([PROMPT]), headers=KEY
+    )
     answer = reply.json()
     got = answer["candidates"][0]["content"]["parts"]
     assert got[0] == {"text": "The user wants a page.", "thought": True}
     assert got[1] == {"text": "I'll create the page."}
     assert got[2]["functionCall"]["name"] == "write_file"
     assert answer["candidates"][0]["finishReason"] == "STOP"
-    count = post(server, "/v1beta/models/gemini-3.8-flash:countTokens", {"contents": [PROMPT]},
-                 headers=KEY)
+    count = post(
+        server, "/v1beta/models/gemini-3.8-flash:countTokens", {"contents": [PROMPT]}, headers=KEY
+    )
     assert count.status == 200 and count.json()["totalTokens"] > 0

@@ -31,8 +31,9 @@ def _codex() -> str | None:
         if not candidate or not os.access(candidate, os.X_OK):
             continue
         try:
-            out = subprocess.run([candidate, "--version"], capture_output=True, timeout=30,
-                                 check=False).stdout.decode()
+            out = subprocess.run(
+                [candidate, "--version"], capture_output=True, timeout=30, check=False
+            ).stdout.decode()
         except (OSError, subprocess.TimeoutExpired):
             continue
         if PINNED in out:
@@ -75,7 +76,12 @@ def _run(server: ModelServer, root: Path, prompt: str, *extra: str) -> list[dict
     }
     proc = subprocess.run(
         [CODEX, "exec", "--json", "--skip-git-repo-check", "-m", "gpt-5.5", *extra],
-        input=prompt.encode(), cwd=cwd, env=env, capture_output=True, timeout=120, check=False,
+        input=prompt.encode(),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     return [json.loads(line) for line in proc.stdout.decode().splitlines() if line.startswith("{")]
@@ -85,21 +91,24 @@ def _run(server: ModelServer, root: Path, prompt: str, *extra: str) -> list[dict
 def test_codex_text_scenario(tmp_path: Path) -> None:
     with ModelServer("text", log_path=tmp_path / "requests.jsonl") as server:
         events = _run(server, tmp_path, "Say hello please.")
-    messages = [e["item"]["text"] for e in events
-                if e.get("type") == "item.completed" and e["item"]["type"] == "agent_message"]
+    messages = [
+        e["item"]["text"]
+        for e in events
+        if e.get("type") == "item.completed" and e["item"]["type"] == "agent_message"
+    ]
     assert messages == ["Hello from the fake model. PONG."]
     done = next(e for e in events if e.get("type") == "turn.completed")
     assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == (10, 8)
     assert [(r.method, r.path, r.api) for r in server.requests] == [
-        ("POST", "/v1/responses", "openai-responses")]
+        ("POST", "/v1/responses", "openai-responses")
+    ]
     assert "apply_patch" in server.requests[0].tool_names
 
 
 @pytest.mark.rule("MODEL-LIVE-001", "MODEL-RESP-002")
 def test_codex_writes_the_file_through_apply_patch(tmp_path: Path) -> None:
     with ModelServer("happy") as server:
-        events = _run(server, tmp_path, "Create hello.html please.",
-                      "--sandbox", "workspace-write")
+        events = _run(server, tmp_path, "Create hello.html please.", "--sandbox", "workspace-write")
     written = tmp_path / "project" / "hello.html"
     assert written.read_text() == "<!doctype html>\n<h1>Hello</h1>\n"
     kinds = [e["item"]["type"] for e in events if e.get("type") == "item.completed"]

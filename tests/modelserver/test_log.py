@@ -19,28 +19,63 @@ from tests.modelserver.support import (
     request,
 )
 
-FIELDS = {"t", "method", "path", "model", "stream", "tool_names", "message_roles",
-          "structured", "reply_kind"}
+FIELDS = {
+    "t",
+    "method",
+    "path",
+    "model",
+    "stream",
+    "tool_names",
+    "message_roles",
+    "structured",
+    "reply_kind",
+}
 
 
 @pytest.mark.rule("MODEL-LOG-001")
-def test_every_request_is_one_json_line_and_kept_in_memory(serve: ServeFn,
-                                                          tmp_path: Path) -> None:
+def test_every_request_is_one_json_line_and_kept_in_memory(serve: ServeFn, tmp_path: Path) -> None:
     log_path = tmp_path / "log" / "requests.jsonl"
     server = serve("happy", log_path=log_path)
-    post(server, "/v1/messages?beta=true", {
-        "model": "claude-opus-5-5", "stream": True, "tools": [CLAUDE_WRITE],
-        "messages": [{"role": "user", "content": "go"}, {"role": "system", "content": "s"}]})
-    post(server, "/v1/chat/completions", {
-        "model": "mock-model", "stream": False, "tools": [CHAT_BASH, CHAT_WRITE],
-        "messages": [{"role": "system", "content": "x"}, {"role": "user", "content": "go"},
-                     {"role": "assistant", "tool_calls": [{"id": "c", "type": "function",
-                                                           "function": {"name": "write",
-                                                                        "arguments": "{}"}}]},
-                     {"role": "tool", "tool_call_id": "c", "content": "ok"}],
-        "response_format": {"type": "json_object"}})
-    post(server, "/v1beta/models/g:streamGenerateContent?alt=sse",
-         {"contents": [{"role": "user", "parts": [{"text": "go"}]}], "tools": GEMINI_TOOLS})
+    post(
+        server,
+        "/v1/messages?beta=true",
+        {
+            "model": "claude-opus-5-5",
+            "stream": True,
+            "tools": [CLAUDE_WRITE],
+            "messages": [{"role": "user", "content": "go"}, {"role": "system", "content": "s"}],
+        },
+    )
+    post(
+        server,
+        "/v1/chat/completions",
+        {
+            "model": "mock-model",
+            "stream": False,
+            "tools": [CHAT_BASH, CHAT_WRITE],
+            "messages": [
+                {"role": "system", "content": "x"},
+                {"role": "user", "content": "go"},
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "write", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c", "content": "ok"},
+            ],
+            "response_format": {"type": "json_object"},
+        },
+    )
+    post(
+        server,
+        "/v1beta/models/g:streamGenerateContent?alt=sse",
+        {"contents": [{"role": "user", "parts": [{"text": "go"}]}], "tools": GEMINI_TOOLS},
+    )
     request(server, "HEAD", "/api/hello")
     request(server, "GET", "/nowhere")
 
@@ -83,17 +118,39 @@ def test_credentials_never_reach_the_log(serve: ServeFn, tmp_path: Path) -> None
     bearer = "sk-proj-LiveLookingKey0123456789abcdef"
     anthropic_key = "sk-ant-fake"  # short: not key-shaped, but it is the x-api-key value
     google_key = "AIzaSyA1234567890abcdefghijklmnopqrstuv"
-    post(server, "/v1/chat/completions", {"model": "m", "messages": []},
-         headers={"Authorization": f"Bearer {bearer}", "user-agent": f"cli/1 key={bearer}"})
-    post(server, "/v1/messages", {"model": f"m-{anthropic_key}", "messages": []},
-         headers={"x-api-key": anthropic_key, "x-trace": f"echo {anthropic_key}"})
-    post(server, f"/v1beta/models/g:generateContent?key={google_key}&alt=sse",
-         {"contents": []}, headers={"x-goog-api-key": google_key})
-    post(server, "/v1/responses?token=abc12345678", {"model": "m", "input": "hi"},
-         headers={"cookie": "session=s3cr3t-cookie-value", "x-other": "ghp_" + "a" * 36})
+    post(
+        server,
+        "/v1/chat/completions",
+        {"model": "m", "messages": []},
+        headers={"Authorization": f"Bearer {bearer}", "user-agent": f"cli/1 key={bearer}"},
+    )
+    post(
+        server,
+        "/v1/messages",
+        {"model": f"m-{anthropic_key}", "messages": []},
+        headers={"x-api-key": anthropic_key, "x-trace": f"echo {anthropic_key}"},
+    )
+    post(
+        server,
+        f"/v1beta/models/g:generateContent?key={google_key}&alt=sse",
+        {"contents": []},
+        headers={"x-goog-api-key": google_key},
+    )
+    post(
+        server,
+        "/v1/responses?token=abc12345678",
+        {"model": "m", "input": "hi"},
+        headers={"cookie": "session=s3cr3t-cookie-value", "x-other": "ghp_" + "a" * 36},
+    )
     text = log_path.read_text()
-    for secret in (bearer, anthropic_key, google_key, "abc12345678", "s3cr3t-cookie-value",
-                   "ghp_" + "a" * 36):
+    for secret in (
+        bearer,
+        anthropic_key,
+        google_key,
+        "abc12345678",
+        "s3cr3t-cookie-value",
+        "ghp_" + "a" * 36,
+    ):
         assert secret not in text, secret
     lines = [json.loads(line) for line in text.splitlines()]
     assert lines[0]["headers"]["authorization"] == SECRET_MARK

@@ -18,8 +18,9 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=700),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=20), inner,
-                                                               max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=20), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -58,14 +59,29 @@ def test_a_long_string_is_still_cut_and_plain_text_too() -> None:
 @pytest.mark.rule("MODEL-TOOL-ARGS-001")
 def test_a_streamed_write_carries_its_path_in_one_delta(serve: ServeFn) -> None:
     path = "/tmp/live-claude-real-q1w2e3r4/work/pages/hello.html"
-    server = serve(scenario_of("w", [
-        {"kind": "tool", "tool": "write", "path": path, "content": "<h1>Hi</h1>\n"},
-    ]))
-    reply = post(server, "/v1/messages", {
-        "model": "m", "stream": True, "max_tokens": 100, "tools": [CLAUDE_WRITE],
-        "messages": [{"role": "user", "content": "go"}],
-    })
-    deltas = [data["delta"]["partial_json"] for event, data in reply.events()
-              if event == "content_block_delta" and data["delta"]["type"] == "input_json_delta"]
+    server = serve(
+        scenario_of(
+            "w",
+            [
+                {"kind": "tool", "tool": "write", "path": path, "content": "<h1>Hi</h1>\n"},
+            ],
+        )
+    )
+    reply = post(
+        server,
+        "/v1/messages",
+        {
+            "model": "m",
+            "stream": True,
+            "max_tokens": 100,
+            "tools": [CLAUDE_WRITE],
+            "messages": [{"role": "user", "content": "go"}],
+        },
+    )
+    deltas = [
+        data["delta"]["partial_json"]
+        for event, data in reply.events()
+        if event == "content_block_delta" and data["delta"]["type"] == "input_json_delta"
+    ]
     assert len(deltas) > 1 and json.loads("".join(deltas))["file_path"].endswith("hello.html")
     assert sum(path in d or json.dumps(path) in d for d in deltas) == 1

@@ -43,8 +43,7 @@ def body(items: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
         "store": False,
         "include": ["reasoning.encrypted_content"],
         "instructions": "",
-        "input": [msg("developer", "You are Codex."), msg("developer", NO_ESCALATION), ENV,
-                  *items],
+        "input": [msg("developer", "You are Codex."), msg("developer", NO_ESCALATION), ENV, *items],
         "tools": TOOLS,
         "tool_choice": "auto",
         "parallel_tool_calls": False,
@@ -98,8 +97,9 @@ def test_write_step_becomes_a_custom_apply_patch_call(serve: ServeFn) -> None:
     events = post(server, "/v1/responses", body([PROMPT]), headers=AUTH).events()
     added = [d["item"]["type"] for _, d in events if d["type"] == "response.output_item.added"]
     assert added == ["reasoning", "message", "custom_tool_call"]
-    summary = [d["delta"] for _, d in events
-               if d["type"] == "response.reasoning_summary_text.delta"]
+    summary = [
+        d["delta"] for _, d in events if d["type"] == "response.reasoning_summary_text.delta"
+    ]
     assert summary == ["The user wants a page."]
     pieces = [d["delta"] for _, d in events if d["type"] == "response.custom_tool_call_input.delta"]
     done = next(d for _, d in events if d["type"] == "response.custom_tool_call_input.done")
@@ -122,13 +122,18 @@ def test_apply_patch_as_a_function_tool_gets_function_call_arguments(serve: Serv
         "type": "function",
         "name": "apply_patch",
         "description": "Apply a patch",
-        "parameters": {"type": "object", "properties": {"input": {"type": "string"}},
-                       "required": ["input"]},
+        "parameters": {
+            "type": "object",
+            "properties": {"input": {"type": "string"}},
+            "required": ["input"],
+        },
     }
-    events = post(server, "/v1/responses", body([PROMPT], tools=[CODEX_EXEC, function_patch]),
-                  headers=AUTH).events()
-    pieces = [d["delta"] for _, d in events
-              if d["type"] == "response.function_call_arguments.delta"]
+    events = post(
+        server, "/v1/responses", body([PROMPT], tools=[CODEX_EXEC, function_patch]), headers=AUTH
+    ).events()
+    pieces = [
+        d["delta"] for _, d in events if d["type"] == "response.function_call_arguments.delta"
+    ]
     done = next(d for _, d in events if d["type"] == "response.function_call_arguments.done")
     assert "".join(pieces) == done["arguments"]
     assert len(pieces) > 1  # arguments stream in pieces
@@ -146,8 +151,12 @@ def test_tool_output_item_gets_the_final_text(serve: ServeFn) -> None:
         PROMPT,
         {"type": "reasoning", "summary": [{"type": "summary_text", "text": "x"}]},
         msg("assistant", "I'll create the page."),
-        {"type": "custom_tool_call", "call_id": "call_write_1", "name": "apply_patch",
-         "input": "*** Begin Patch"},
+        {
+            "type": "custom_tool_call",
+            "call_id": "call_write_1",
+            "name": "apply_patch",
+            "input": "*** Begin Patch",
+        },
         {"type": "custom_tool_call_output", "call_id": "call_write_1", "output": "Done!"},
     ]
     events = post(server, "/v1/responses", body(items), headers=AUTH).events()
@@ -156,8 +165,7 @@ def test_tool_output_item_gets_the_final_text(serve: ServeFn) -> None:
     completed = events[-1][1]["response"]
     assert completed["usage"]["input_tokens"] == 120
     assert completed["usage"]["output_tokens"] == 45
-    assert server.requests[-1].message_roles[-2:] == ("custom_tool_call",
-                                                      "custom_tool_call_output")
+    assert server.requests[-1].message_roles[-2:] == ("custom_tool_call", "custom_tool_call_output")
 
 
 @pytest.mark.rule("MODEL-TOOL-003", "MODEL-TOOL-005")
@@ -190,11 +198,22 @@ def test_api_error_is_openais_error_body_and_status(serve: ServeFn) -> None:
     reply = post(server, "/v1/responses", body([PROMPT]), headers=AUTH)
     assert reply.status == 500
     assert reply.json() == {
-        "error": {"message": "Internal server error", "type": "server_error",
-                  "code": "api_error", "param": None}
+        "error": {
+            "message": "Internal server error",
+            "type": "server_error",
+            "code": "api_error",
+            "param": None,
+        }
     }
-    late = serve(scenario_of("late", [{"kind": "text", "text": "Partial"},
-                                      {"kind": "api_error", "message": "boom", "status": 500}]))
+    late = serve(
+        scenario_of(
+            "late",
+            [
+                {"kind": "text", "text": "Partial"},
+                {"kind": "api_error", "message": "boom", "status": 500},
+            ],
+        )
+    )
     events = post(late, "/v1/responses", body([PROMPT]), headers=AUTH).events()
     assert events[-1][1]["type"] == "response.failed"
     assert events[-1][1]["response"]["error"]["message"] == "boom"

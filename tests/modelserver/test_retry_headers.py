@@ -20,17 +20,35 @@ from tests.modelserver.support import post, scenario_of
 
 #: One request per API, each written from the documented request shape.
 REQUESTS: list[tuple[str, dict[str, Any]]] = [
-    ("/v1/chat/completions",
-     {"model": "mock-model", "stream": True,
-      "messages": [{"role": "user", "content": "Say hello please."}]}),
-    ("/v1/responses",
-     {"model": "gpt-5.5", "stream": True,
-      "input": [{"role": "user", "content": [{"type": "input_text", "text": "Hi"}]}]}),
-    ("/v1/messages",
-     {"model": "claude-opus-5-5", "stream": True, "max_tokens": 64,
-      "messages": [{"role": "user", "content": "Say hello please."}]}),
-    ("/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse",
-     {"contents": [{"role": "user", "parts": [{"text": "Say hello please."}]}]}),
+    (
+        "/v1/chat/completions",
+        {
+            "model": "mock-model",
+            "stream": True,
+            "messages": [{"role": "user", "content": "Say hello please."}],
+        },
+    ),
+    (
+        "/v1/responses",
+        {
+            "model": "gpt-5.5",
+            "stream": True,
+            "input": [{"role": "user", "content": [{"type": "input_text", "text": "Hi"}]}],
+        },
+    ),
+    (
+        "/v1/messages",
+        {
+            "model": "claude-opus-5-5",
+            "stream": True,
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "Say hello please."}],
+        },
+    ),
+    (
+        "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse",
+        {"contents": [{"role": "user", "parts": [{"text": "Say hello please."}]}]},
+    ),
 ]
 
 

@@ -24,13 +24,20 @@ from harness.modelserver.scenario_script import (
 from harness.modelserver.tools import ToolOffer
 from tests.modelserver.support import scenario_of
 
-BASH = ToolOffer("bash", "Run a command", {
-    "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})
-WRITE = ToolOffer("write", "Write a file", {
-    "type": "object",
-    "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-    "required": ["path", "content"],
-})
+BASH = ToolOffer(
+    "bash",
+    "Run a command",
+    {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+)
+WRITE = ToolOffer(
+    "write",
+    "Write a file",
+    {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["path", "content"],
+    },
+)
 
 USER = Message("user", "do it")
 CALL = Message("assistant", tool_call=True)
@@ -41,15 +48,18 @@ def conv(*messages: Message, tools: tuple[ToolOffer, ...] = (BASH, WRITE)) -> Co
     return Conversation(api="openai-chat", model="m", stream=True, messages=messages, tools=tools)
 
 
-TWO_TOOLS = scenario_of("two", [
-    {"kind": "thinking", "text": "plan"},
-    {"kind": "text", "text": "first"},
-    {"kind": "tool", "tool": "shell", "id": "t1", "command": "ls"},
-    {"kind": "text", "text": "second"},
-    {"kind": "tool", "tool": "write", "id": "t2", "path": "a.txt", "content": "A"},
-    {"kind": "text", "text": "done"},
-    {"kind": "usage", "input_tokens": 7, "output_tokens": 3},
-])
+TWO_TOOLS = scenario_of(
+    "two",
+    [
+        {"kind": "thinking", "text": "plan"},
+        {"kind": "text", "text": "first"},
+        {"kind": "tool", "tool": "shell", "id": "t1", "command": "ls"},
+        {"kind": "text", "text": "second"},
+        {"kind": "tool", "tool": "write", "id": "t2", "path": "a.txt", "content": "A"},
+        {"kind": "text", "text": "done"},
+        {"kind": "usage", "input_tokens": 7, "output_tokens": 3},
+    ],
+)
 
 
 @pytest.mark.rule("MODEL-SCRIPT-001", "MODEL-SCRIPT-004")
@@ -75,17 +85,21 @@ def test_segment_follows_the_tool_results_since_the_last_user_turn(
     assert calls == ([tool] if tool else [])
     assert plan.kind == ("tool_call" if tool else "text")
     assert plan.stop_reason == ("tool_use" if tool else "end_turn")
-    assert (plan.usage.input_tokens, plan.usage.output_tokens) == ((7, 3) if segment == 2
-                                                                    else (0, 0))
+    assert (plan.usage.input_tokens, plan.usage.output_tokens) == (
+        (7, 3) if segment == 2 else (0, 0)
+    )
 
 
 @pytest.mark.rule("MODEL-SCRIPT-003")
 def test_thinking_and_text_keep_scenario_order_and_chunks() -> None:
-    scenario = scenario_of("order", [
-        {"kind": "thinking", "text": "ab", "chunks": ["a", "b"]},
-        {"kind": "text", "text": "xyz", "chunks": ["x", "y", "z"]},
-        {"kind": "text", "text": "!"},
-    ])
+    scenario = scenario_of(
+        "order",
+        [
+            {"kind": "thinking", "text": "ab", "chunks": ["a", "b"]},
+            {"kind": "text", "text": "xyz", "chunks": ["x", "y", "z"]},
+            {"kind": "text", "text": "!"},
+        ],
+    )
     plan = plan_reply(scenario, conv(USER))
     assert plan.blocks == (ThinkingBlock(("a", "b")), TextBlock(("x", "y", "z", "!")))
 
@@ -120,34 +134,48 @@ def test_a_tool_step_no_offered_tool_fits_becomes_text_and_does_not_cut() -> Non
 
 @pytest.mark.rule("MODEL-ERR-001", "MODEL-SCRIPT-006")
 def test_api_error_and_hang_end_the_scenario() -> None:
-    failing = scenario_of("f", [
-        {"kind": "api_error", "message": "quota", "code": "rate_limit_error", "status": 429},
-        {"kind": "text", "text": "never"},
-    ])
+    failing = scenario_of(
+        "f",
+        [
+            {"kind": "api_error", "message": "quota", "code": "rate_limit_error", "status": 429},
+            {"kind": "text", "text": "never"},
+        ],
+    )
     plan = plan_reply(failing, conv(USER))
     assert plan.kind == "error"
     assert plan.leading_error is not None
     assert (plan.leading_error.status, plan.leading_error.code) == (429, "rate_limit_error")
     assert plan.text == ""
-    late = plan_reply(scenario_of("l", [{"kind": "text", "text": "hi"},
-                                        {"kind": "api_error", "message": "x"}]), conv(USER))
+    late = plan_reply(
+        scenario_of("l", [{"kind": "text", "text": "hi"}, {"kind": "api_error", "message": "x"}]),
+        conv(USER),
+    )
     assert late.leading_error is None and isinstance(late.blocks[-1], ErrorBlock)
     assert late.blocks[-1].spec.status == 500
-    hang = plan_reply(scenario_of("h", [{"kind": "text", "text": "hi"}, {"kind": "hang"},
-                                        {"kind": "text", "text": "never"}]), conv(USER))
+    hang = plan_reply(
+        scenario_of(
+            "h",
+            [{"kind": "text", "text": "hi"}, {"kind": "hang"}, {"kind": "text", "text": "never"}],
+        ),
+        conv(USER),
+    )
     assert isinstance(hang.blocks[-1], HangBlock) and hang.text == "hi"
 
 
 @pytest.mark.rule("MODEL-SCRIPT-006")
 def test_sleep_between_text_pauses_inside_one_block_and_stall_is_first_segment_only() -> None:
-    scenario = scenario_of("s", [
-        {"kind": "sleep", "ms": 5},
-        {"kind": "text", "text": "a"},
-        {"kind": "sleep", "ms": 10},
-        {"kind": "text", "text": "b"},
-        {"kind": "tool", "tool": "shell", "id": "x", "command": "ls"},
-        {"kind": "text", "text": "c"},
-    ], stall_ms=40)
+    scenario = scenario_of(
+        "s",
+        [
+            {"kind": "sleep", "ms": 5},
+            {"kind": "text", "text": "a"},
+            {"kind": "sleep", "ms": 10},
+            {"kind": "text", "text": "b"},
+            {"kind": "tool", "tool": "shell", "id": "x", "command": "ls"},
+            {"kind": "text", "text": "c"},
+        ],
+        stall_ms=40,
+    )
     first = plan_reply(scenario, conv(USER))
     assert first.blocks[0] == Pause(5)
     assert first.blocks[1] == TextBlock(("a", Pause(10), "b"))
@@ -158,23 +186,46 @@ def test_sleep_between_text_pauses_inside_one_block_and_stall_is_first_segment_o
 
 @pytest.mark.rule("MODEL-SCRIPT-005", "MODEL-STRUCT-001")
 def test_structured_and_side_requests_do_not_play_the_scenario() -> None:
-    structured = Conversation(api="x", model="m", stream=False, messages=(USER,),
-                              tools=(BASH, WRITE),
-                              structured_schema={"type": "object",
-                                                 "properties": {"ok": {"type": "boolean"}},
-                                                 "required": ["ok"]})
+    structured = Conversation(
+        api="x",
+        model="m",
+        stream=False,
+        messages=(USER,),
+        tools=(BASH, WRITE),
+        structured_schema={
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}},
+            "required": ["ok"],
+        },
+    )
     plan = plan_reply(TWO_TOOLS, structured)
     assert plan.kind == "structured" and plan.text == '{"ok": true}'
     assert plan.structured_valid is True and plan.segment is None
-    title = Conversation(api="x", model="m", stream=True,
-                         messages=(Message("system", ""), USER),
-                         system_text="Generate a short title for this conversation.")
+    title = Conversation(
+        api="x",
+        model="m",
+        stream=True,
+        messages=(Message("system", ""), USER),
+        system_text="Generate a short title for this conversation.",
+    )
     assert plan_reply(TWO_TOOLS, title).text == "Two scenario"
     # the same system text with tools offered is the main conversation
-    assert plan_reply(TWO_TOOLS, Conversation(
-        api="x", model="m", stream=True, messages=(USER,), tools=(BASH,),
-        system_text="Generate a short title for this conversation.")).kind == "tool_call"
+    assert (
+        plan_reply(
+            TWO_TOOLS,
+            Conversation(
+                api="x",
+                model="m",
+                stream=True,
+                messages=(USER,),
+                tools=(BASH,),
+                system_text="Generate a short title for this conversation.",
+            ),
+        ).kind
+        == "tool_call"
+    )
     # a forced tool the request does not offer falls back to the scenario
-    unknown = Conversation(api="x", model="m", stream=True, messages=(USER,), tools=(BASH,),
-                           forced_tool="Missing")
+    unknown = Conversation(
+        api="x", model="m", stream=True, messages=(USER,), tools=(BASH,), forced_tool="Missing"
+    )
     assert plan_reply(TWO_TOOLS, unknown).kind == "tool_call"

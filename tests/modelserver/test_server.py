@@ -60,7 +60,8 @@ def test_loopback_spellings_are_accepted() -> None:
     with ModelServer("text", host="localhost") as server:
         assert server.url == f"http://127.0.0.1:{server.port}"
         addresses = {
-            c.laddr.ip for c in psutil.Process().net_connections(kind="inet")
+            c.laddr.ip
+            for c in psutil.Process().net_connections(kind="inet")
             if c.laddr and c.laddr.port == server.port and c.status == psutil.CONN_LISTEN
         }
         assert addresses == {"127.0.0.1"}
@@ -108,9 +109,10 @@ def test_async_mode_runs_on_the_callers_loop_and_cleans_up() -> None:
         async with ModelServer("text") as server:
             assert server_threads() == []  # no thread in async mode
             port = server.port
-            async with aiohttp.ClientSession() as session, session.post(
-                server.base_url() + "/chat/completions", json=CHAT
-            ) as resp:
+            async with (
+                aiohttp.ClientSession() as session,
+                session.post(server.base_url() + "/chat/completions", json=CHAT) as resp,
+            ):
                 text = await resp.text()
                 status = resp.status
             with pytest.raises(ServerStateError):
@@ -161,8 +163,11 @@ def test_prefixed_paths_and_queries_are_served_and_unknown_paths_get_404(serve: 
         reply = post(server, path, CHAT)
         assert reply.status == 200, path
         assert b"PONG" in reply.body
-    gemini = post(server, "/proxy/v1beta/models/x:streamGenerateContent?alt=sse",
-                  {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
+    gemini = post(
+        server,
+        "/proxy/v1beta/models/x:streamGenerateContent?alt=sse",
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+    )
     assert gemini.status == 200 and b"PONG" in gemini.body
     missing = post(server, "/v1/embeddings", {"input": "x"})
     assert missing.status == 404
@@ -203,12 +208,17 @@ def test_probes_and_model_listings(serve: ServeFn) -> None:
 
 
 # -- pauses and hangs ------------------------------------------------------------------------------
-def _timed_lines(server: ModelServer, body: dict[str, Any]) -> tuple[float, list[tuple[float,
-                                                                                        bytes]]]:
+def _timed_lines(
+    server: ModelServer, body: dict[str, Any]
+) -> tuple[float, list[tuple[float, bytes]]]:
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     start = time.monotonic()
-    conn.request("POST", "/v1/chat/completions", body=json.dumps(body),
-                 headers={"content-type": "application/json"})
+    conn.request(
+        "POST",
+        "/v1/chat/completions",
+        body=json.dumps(body),
+        headers={"content-type": "application/json"},
+    )
     resp = conn.getresponse()
     headers_at = time.monotonic() - start
     lines: list[tuple[float, bytes]] = []
@@ -226,8 +236,11 @@ def _timed_lines(server: ModelServer, body: dict[str, Any]) -> tuple[float, list
 def test_sleep_steps_pause_between_deltas(serve: ServeFn) -> None:
     server = serve("slow")  # a, sleep 50 ms, b, sleep 50 ms, c
     _, lines = _timed_lines(server, CHAT)
-    texts = [json.loads(line[5:])["choices"][0]["delta"].get("content")
-             for _, line in lines if line.strip() != b"data: [DONE]"]
+    texts = [
+        json.loads(line[5:])["choices"][0]["delta"].get("content")
+        for _, line in lines
+        if line.strip() != b"data: [DONE]"
+    ]
     assert [t for t in texts if t] == ["a", "b", "c"]
     # The gaps as the server wrote them (its own clock, around its own sleeps): when the
     # client reads is up to the machine's load, so it proves nothing about the pauses.
@@ -240,20 +253,45 @@ def test_sleep_steps_pause_between_deltas(serve: ServeFn) -> None:
 
 @pytest.mark.rule("MODEL-SCRIPT-006")
 def test_stall_delays_the_reply_before_any_byte(serve: ServeFn) -> None:
-    server = serve(scenario_of("stall", [
-        {"kind": "tool", "tool": "shell", "id": "s1", "command": "true"},
-        {"kind": "text", "text": "after"},
-    ], stall_ms=300))
-    tools = [{"type": "function", "function": {"name": "bash", "parameters": {
-        "type": "object", "properties": {"command": {"type": "string"}}}}}]
+    server = serve(
+        scenario_of(
+            "stall",
+            [
+                {"kind": "tool", "tool": "shell", "id": "s1", "command": "true"},
+                {"kind": "text", "text": "after"},
+            ],
+            stall_ms=300,
+        )
+    )
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "bash",
+                "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+            },
+        }
+    ]
     headers_at, _ = _timed_lines(server, dict(CHAT, tools=tools))
     assert headers_at >= 0.28
-    after_tool = dict(CHAT, tools=tools, messages=[
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "tool_calls": [{"id": "s1", "type": "function",
-                                              "function": {"name": "bash", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "s1", "content": ""},
-    ])
+    after_tool = dict(
+        CHAT,
+        tools=tools,
+        messages=[
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "s1",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "s1", "content": ""},
+        ],
+    )
     _, lines = _timed_lines(server, after_tool)  # segment 1 (not stalled: test_script.py)
     assert any(b"after" in line for _, line in lines)
     assert [r.segment for r in server.requests] == [0, 1]
@@ -267,8 +305,12 @@ def test_hang_holds_the_stream_open_until_the_server_stops() -> None:
 
     def read() -> None:
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=20)
-        conn.request("POST", "/v1/chat/completions", body=json.dumps(CHAT),
-                     headers={"content-type": "application/json"})
+        conn.request(
+            "POST",
+            "/v1/chat/completions",
+            body=json.dumps(CHAT),
+            headers={"content-type": "application/json"},
+        )
         resp = conn.getresponse()
         try:
             while True:
@@ -288,7 +330,7 @@ def test_hang_holds_the_stream_open_until_the_server_stops() -> None:
         time.sleep(0.01)
     assert any(b"Thinking about it" in line for line in got)
     assert not finished.wait(0.3)  # text sent, then nothing: no finish_reason, no [DONE]
-    assert not any(b"finish_reason\":\"stop" in line or b"[DONE]" in line for line in got)
+    assert not any(b'finish_reason":"stop' in line or b"[DONE]" in line for line in got)
     started = time.monotonic()
     server.stop()
     # the hang ends on the stop signal, not by cancellation after the shutdown grace
@@ -299,8 +341,15 @@ def test_hang_holds_the_stream_open_until_the_server_stops() -> None:
 
 
 @pytest.mark.rule("MODEL-SCRIPT-006")
-@pytest.mark.parametrize(("name", "text"), [("stderr", "Hello."), ("crash_mid_line", "Starting."),
-                                             ("noise", "Hello."), ("oversize", "Before.After.")])
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("stderr", "Hello."),
+        ("crash_mid_line", "Starting."),
+        ("noise", "Hello."),
+        ("oversize", "Before.After."),
+    ],
+)
 def test_cli_side_steps_are_not_played(serve: ServeFn, name: str, text: str) -> None:
     server = serve(name)
     reply = post(server, "/v1/chat/completions", dict(CHAT, stream=False))
@@ -314,9 +363,12 @@ def test_an_unsatisfiable_schema_gets_a_400_and_a_failure_a_500(
     serve: ServeFn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server = serve("text")
-    bad = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}],
-           "output_config": {"format": {"type": "json_schema",
-                                        "schema": {"$ref": "#/$defs/missing"}}}}
+    bad = {
+        "model": "m",
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+        "output_config": {"format": {"type": "json_schema", "schema": {"$ref": "#/$defs/missing"}}},
+    }
     reply = post(server, "/v1/messages", bad)
     assert reply.status == 400
     assert reply.json()["error"]["type"] == "invalid_request_error"
@@ -330,4 +382,6 @@ def test_an_unsatisfiable_schema_gets_a_400_and_a_failure_a_500(
     assert failed.status == 500
     assert "planner bug" in failed.json()["error"]["message"]
     assert [(r.reply_kind, r.status) for r in server.requests] == [
-        ("bad_request", 400), ("server_error", 500)]
+        ("bad_request", 400),
+        ("server_error", 500),
+    ]

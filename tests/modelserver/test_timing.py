@@ -16,17 +16,28 @@ from harness.modelserver import RequestTiming
 from tests.modelserver.conftest import ServeFn
 from tests.modelserver.support import post, request, scenario_of
 
-BODY = {"model": "m", "stream": True, "max_tokens": 10,
-        "messages": [{"role": "user", "content": "hi"}]}
+BODY = {
+    "model": "m",
+    "stream": True,
+    "max_tokens": 10,
+    "messages": [{"role": "user", "content": "hi"}],
+}
 
 
 @pytest.mark.rule("MODEL-TIMING-001")
 def test_scripted_pauses_are_counted_apart_from_the_servers_own_time(serve: ServeFn) -> None:
-    server = serve(scenario_of("paced", [
-        {"kind": "text", "text": "a"}, {"kind": "sleep", "ms": 120},
-        {"kind": "text", "text": "b"}, {"kind": "sleep", "ms": 80},
-        {"kind": "text", "text": "c"},
-    ]))
+    server = serve(
+        scenario_of(
+            "paced",
+            [
+                {"kind": "text", "text": "a"},
+                {"kind": "sleep", "ms": 120},
+                {"kind": "text", "text": "b"},
+                {"kind": "sleep", "ms": 80},
+                {"kind": "text", "text": "c"},
+            ],
+        )
+    )
     reply = post(server, "/v1/messages", BODY)
     assert reply.status == 200
     request(server, "GET", "/")  # a probe: no pause at all
@@ -55,8 +66,12 @@ def test_a_hung_request_is_marked_and_timed_when_it_ends(serve: ServeFn) -> None
     def client() -> None:
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
         try:
-            conn.request("POST", "/v1/messages", body=json.dumps(BODY),
-                         headers={"content-type": "application/json"})
+            conn.request(
+                "POST",
+                "/v1/messages",
+                body=json.dumps(BODY),
+                headers={"content-type": "application/json"},
+            )
             response = conn.getresponse()
             got.append(response.status)
             response.read()

@@ -70,8 +70,16 @@ def test_a_write_named_tool_needs_path_and_content_keys_when_not_a_known_name() 
     custom = [ToolOffer("write", "", {}, kind="custom")]
     assert pick_write_tool(custom) is None  # only function tools take JSON arguments
     # skip words hold even when the schema looks like a file write
-    skipped = offers("todo_write_file", "write_memory", "NotebookWrite", "write_stdin",
-                     "write_goal", "write_plan", "agent_create_file", schema=PATH_CONTENT)
+    skipped = offers(
+        "todo_write_file",
+        "write_memory",
+        "NotebookWrite",
+        "write_stdin",
+        "write_goal",
+        "write_plan",
+        "agent_create_file",
+        schema=PATH_CONTENT,
+    )
     assert pick_write_tool(skipped) is None
 
 
@@ -81,8 +89,10 @@ def test_a_write_named_tool_needs_path_and_content_keys_when_not_a_known_name() 
     [
         (["exec_command", "write_stdin"], "exec_command"),
         (["Agent", "Bash", "Write"], "Bash"),
-        (["run_shell_command", "list_background_processes", "read_background_output"],
-         "run_shell_command"),
+        (
+            ["run_shell_command", "list_background_processes", "read_background_output"],
+            "run_shell_command",
+        ),
         (["Shell", "WriteFile"], "Shell"),
         (["shell"], "shell"),
         (["write_stdin", "kill_shell"], None),
@@ -102,9 +112,11 @@ def test_the_shell_tool_is_picked(names: list[str], expected: str | None) -> Non
 CLAUDE_WRITE_SCHEMA = {
     "type": "object",
     "properties": {
-        "file_path": {"type": "string",
-                      "description": "The absolute path to the file to write (must be absolute, "
-                                     "not relative)"},
+        "file_path": {
+            "type": "string",
+            "description": "The absolute path to the file to write (must be absolute, "
+            "not relative)",
+        },
         "content": {"type": "string"},
     },
     "required": ["file_path", "content"],
@@ -121,14 +133,19 @@ KIMI_WRITE_SCHEMA = {
 }
 COPILOT_CREATE_SCHEMA = {
     "type": "object",
-    "properties": {"path": {"type": "string", "description": "Full path to file to create."},
-                   "file_text": {"type": "string"}},
+    "properties": {
+        "path": {"type": "string", "description": "Full path to file to create."},
+        "file_text": {"type": "string"},
+    },
     "required": ["path", "file_text"],
 }
 CODEX_SHELL_ARRAY = {
     "type": "object",
-    "properties": {"command": {"type": "array", "items": {"type": "string"}},
-                   "workdir": {"type": "string"}, "timeout_ms": {"type": "number"}},
+    "properties": {
+        "command": {"type": "array", "items": {"type": "string"}},
+        "workdir": {"type": "string"},
+        "timeout_ms": {"type": "number"},
+    },
     "required": ["command"],
     "additionalProperties": False,
 }
@@ -138,19 +155,38 @@ CODEX_SHELL_ARRAY = {
 @pytest.mark.parametrize(
     ("schema", "description", "expected"),
     [
-        (CLAUDE_WRITE_SCHEMA, "Writes a file.",
-         {"file_path": "/w/p/hello.html", "content": "hi\n"}),
-        (KIMI_WRITE_SCHEMA, "Write a file.",
-         {"path": "hello.html", "content": "hi\n", "mode": "overwrite"}),
+        (
+            CLAUDE_WRITE_SCHEMA,
+            "Writes a file.",
+            {"file_path": "/w/p/hello.html", "content": "hi\n"},
+        ),
+        (
+            KIMI_WRITE_SCHEMA,
+            "Write a file.",
+            {"path": "hello.html", "content": "hi\n", "mode": "overwrite"},
+        ),
         (COPILOT_CREATE_SCHEMA, "Create a file.", {"path": "hello.html", "file_text": "hi\n"}),
         (PATH_CONTENT, "Paths must be absolute.", {"path": "/w/p/hello.html", "content": "hi\n"}),
-        (PATH_CONTENT, "File references must be relative, NEVER ABSOLUTE.",
-         {"path": "hello.html", "content": "hi\n"}),
-        ({"type": "object", "properties": {
-            "path": {"type": "string",
-                     "description": "Path to the file to write (relative or absolute)"},
-            "content": {"type": "string"}}, "required": ["path", "content"]},
-         "Write content to a file.", {"path": "hello.html", "content": "hi\n"}),
+        (
+            PATH_CONTENT,
+            "File references must be relative, NEVER ABSOLUTE.",
+            {"path": "hello.html", "content": "hi\n"},
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "Path to the file to write (relative or absolute)",
+                    },
+                    "content": {"type": "string"},
+                },
+                "required": ["path", "content"],
+            },
+            "Write content to a file.",
+            {"path": "hello.html", "content": "hi\n"},
+        ),
     ],
     ids=["claude", "kimi-enum", "copilot", "tool-description", "never-absolute", "pi-either"],
 )
@@ -172,10 +208,13 @@ def test_shell_arguments_take_the_schemas_command_shape() -> None:
     array = fill_arguments(ToolOffer("shell", "", CODEX_SHELL_ARRAY), command="echo hi")
     assert array == {"command": ["bash", "-lc", "echo hi"]}
     jsonschema.validate(array, CODEX_SHELL_ARRAY)
-    call = call_for_step("shell", {"command": "echo hi"},
-                         [ToolOffer("Bash", "", {"type": "object",
-                                                 "properties": {"command": {"type": "string"}}})],
-                         call_id="c", cwd=None)
+    call = call_for_step(
+        "shell",
+        {"command": "echo hi"},
+        [ToolOffer("Bash", "", {"type": "object", "properties": {"command": {"type": "string"}}})],
+        call_id="c",
+        cwd=None,
+    )
     assert call is not None and call.arguments == {"command": "echo hi"}
     assert call_for_step("shell", {"command": "x"}, offers("write"), call_id="c", cwd=None) is None
 
@@ -184,19 +223,25 @@ def test_shell_arguments_take_the_schemas_command_shape() -> None:
 def test_escalation_is_taken_when_offered_and_not_forbidden() -> None:
     schema = {
         "type": "object",
-        "properties": {"cmd": {"type": "string"}, "justification": {"type": "string"},
-                       "sandbox_permissions": {"type": "string",
-                                               "enum": ["use_default", "require_escalated"]}},
+        "properties": {
+            "cmd": {"type": "string"},
+            "justification": {"type": "string"},
+            "sandbox_permissions": {"type": "string", "enum": ["use_default", "require_escalated"]},
+        },
         "required": ["cmd"],
     }
     offer = ToolOffer("exec_command", "", schema)
     args = fill_arguments(offer, command="ls", purpose="List files")
-    assert args == {"cmd": "ls", "sandbox_permissions": "require_escalated",
-                    "justification": "List files"}
+    assert args == {
+        "cmd": "ls",
+        "sandbox_permissions": "require_escalated",
+        "justification": "List files",
+    }
     assert fill_arguments(offer, command="ls", escalate=False) == {"cmd": "ls"}
     assert not escalation_allowed(
         "Approval policy is currently never. Do not provide the `sandbox_permissions` for any "
-        "reason, commands will be rejected.")
+        "reason, commands will be rejected."
+    )
     assert escalation_allowed("Approval policy is currently on-request.")
 
 
@@ -204,12 +249,14 @@ def test_escalation_is_taken_when_offered_and_not_forbidden() -> None:
 def test_write_falls_back_to_apply_patch_then_shell() -> None:
     step = {"path": "web/hello.html", "content": "<h1>Hi</h1>\n"}
     patch = ToolOffer("apply_patch", "FREEFORM", {}, kind="custom")
-    shell = ToolOffer("exec_command", "", {"type": "object",
-                                           "properties": {"cmd": {"type": "string"}}})
+    shell = ToolOffer(
+        "exec_command", "", {"type": "object", "properties": {"cmd": {"type": "string"}}}
+    )
     call = call_for_step("write", step, [shell, patch], call_id="w", cwd="/p")
     assert call is not None and (call.kind, call.name) == ("custom", "apply_patch")
-    assert call.input == ("*** Begin Patch\n*** Add File: web/hello.html\n+<h1>Hi</h1>\n"
-                          "*** End Patch")
+    assert call.input == (
+        "*** Begin Patch\n*** Add File: web/hello.html\n+<h1>Hi</h1>\n*** End Patch"
+    )
     assert call.payload == call.input
     call = call_for_step("write", step, [shell], call_id="w", cwd="/p")
     assert call is not None and call.name == "exec_command"
@@ -219,15 +266,18 @@ def test_write_falls_back_to_apply_patch_then_shell() -> None:
 
 @pytest.mark.rule("MODEL-TOOL-002")
 @given(
-    path=st.lists(st.text(alphabet="abc-_. 'x\"$", min_size=1, max_size=6), min_size=1,
-                  max_size=3).map("/".join).filter(lambda p: all(s not in (".", "..")
-                                                                  for s in p.split("/"))),
-    content=st.text(alphabet=st.characters(blacklist_categories=["Cs"],
-                                           blacklist_characters="\x00"), max_size=60),
+    path=st.lists(st.text(alphabet="abc-_. 'x\"$", min_size=1, max_size=6), min_size=1, max_size=3)
+    .map("/".join)
+    .filter(lambda p: all(s not in (".", "..") for s in p.split("/"))),
+    content=st.text(
+        alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"),
+        max_size=60,
+    ),
 )
 @settings(max_examples=25)
-def test_the_shell_write_command_writes_exactly_the_content(path: str, content: str,
-                                                            tmp_path_factory: Any) -> None:
+def test_the_shell_write_command_writes_exactly_the_content(
+    path: str, content: str, tmp_path_factory: Any
+) -> None:
     root: Path = tmp_path_factory.mktemp("w")
     subprocess.run(["sh", "-c", write_command(path, content)], cwd=root, check=True, timeout=10)
     assert (root / path).read_bytes() == content.encode()
@@ -236,7 +286,8 @@ def test_the_shell_write_command_writes_exactly_the_content(path: str, content: 
 @pytest.mark.rule("MODEL-TOOL-002")
 def test_add_file_patch_shape() -> None:
     assert add_file_patch("a.txt", "x\ny\n") == (
-        "*** Begin Patch\n*** Add File: a.txt\n+x\n+y\n*** End Patch")
+        "*** Begin Patch\n*** Add File: a.txt\n+x\n+y\n*** End Patch"
+    )
     assert add_file_patch("a.txt", "x") == "*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch"
     assert add_file_patch("e.txt", "") == "*** Begin Patch\n*** Add File: e.txt\n*** End Patch"
 
@@ -246,8 +297,10 @@ def test_add_file_patch_shape() -> None:
     ("text", "cwd"),
     [
         ("<environment_context>\n  <cwd>/tmp/x/proj</cwd>\n</environment_context>", "/tmp/x/proj"),
-        ("Here is useful information:\nWorking directory: /home/u/p\nIs a git repo: no",
-         "/home/u/p"),
+        (
+            "Here is useful information:\nWorking directory: /home/u/p\nIs a git repo: no",
+            "/home/u/p",
+        ),
         (" - Primary working directory: /srv/app\n", "/srv/app"),
         ("I'm currently working in the directory: /data/w\nHere is the folder", "/data/w"),
         ("The current working directory is `/opt/q`.", "/opt/q"),
@@ -264,15 +317,22 @@ def test_the_cwd_is_found_where_each_cli_states_it(text: str, cwd: str | None) -
 _names = st.sampled_from(["file_path", "path", "filePath", "target_file", "filename"])
 _contents = st.sampled_from(["content", "file_text", "contents", "text"])
 _extra_schema = st.one_of(
-    st.builds(lambda vals: {"type": "string", "enum": vals},
-              st.lists(st.text(min_size=1, max_size=5), min_size=1, max_size=3, unique=True)),
-    st.builds(lambda lo, span: {"type": "integer", "minimum": lo, "maximum": lo + span},
-              st.integers(-5, 50), st.integers(0, 10)),
+    st.builds(
+        lambda vals: {"type": "string", "enum": vals},
+        st.lists(st.text(min_size=1, max_size=5), min_size=1, max_size=3, unique=True),
+    ),
+    st.builds(
+        lambda lo, span: {"type": "integer", "minimum": lo, "maximum": lo + span},
+        st.integers(-5, 50),
+        st.integers(0, 10),
+    ),
     st.just({"type": "boolean"}),
-    st.builds(lambda n: {"type": "array", "items": {"type": "string"}, "minItems": n},
-              st.integers(0, 3)),
-    st.just({"type": "object", "properties": {"k": {"type": "number", "minimum": 2}},
-             "required": ["k"]}),
+    st.builds(
+        lambda n: {"type": "array", "items": {"type": "string"}, "minItems": n}, st.integers(0, 3)
+    ),
+    st.just(
+        {"type": "object", "properties": {"k": {"type": "number", "minimum": 2}}, "required": ["k"]}
+    ),
 )
 
 
@@ -280,8 +340,9 @@ _extra_schema = st.one_of(
 @given(
     path_key=_names,
     content_key=_contents,
-    extras=st.dictionaries(st.sampled_from(["mode", "overwrite", "tags", "opts", "level"]),
-                           _extra_schema, max_size=3),
+    extras=st.dictionaries(
+        st.sampled_from(["mode", "overwrite", "tags", "opts", "level"]), _extra_schema, max_size=3
+    ),
     required_extra=st.booleans(),
     closed=st.booleans(),
 )

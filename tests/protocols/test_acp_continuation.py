@@ -536,9 +536,7 @@ def test_only_the_amr_def_names_a_model_unavailable_code() -> None:
     }
     assert named == {"amr": "AMR_MODEL_UNAVAILABLE"}
     amr = next(d for d in BUILTIN_DEFS if d.id == "amr")
-    assert AcpSession.from_def(amr).config.model_unavailable_error_code == (
-        "AMR_MODEL_UNAVAILABLE"
-    )
+    assert AcpSession.from_def(amr).config.model_unavailable_error_code == ("AMR_MODEL_UNAVAILABLE")
 
 
 # -- robustness --------------------------------------------------------------------------------

@@ -22,4 +22,3 @@ def test_added_arguments_go_around_a_prompt_file_def(world: FakeWorld) -> None:
     assert args[:2] == ["--model", "grok-4"] and args[-2:] == ["--effort", "low"]
     assert "--prompt-file" in args  # build_args ran with the prompt file in between
     assert "PONG" in "".join(getattr(e, "delta", "") for e in result.events)
-

@@ -64,8 +64,7 @@ def options_from_def(defn: AcpDefFields) -> dict[str, Any]:
     """The session options an ``acp-json-rpc`` def sets (rule ACP-DEF-001)."""
     if defn.stream_format != "acp-json-rpc":
         raise ValueError(
-            f"agent def {defn.id!r} has stream_format {defn.stream_format!r}, "
-            "not 'acp-json-rpc'"
+            f"agent def {defn.id!r} has stream_format {defn.stream_format!r}, not 'acp-json-rpc'"
         )
     acp = defn.acp
     options: dict[str, Any] = {

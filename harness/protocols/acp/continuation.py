@@ -135,9 +135,7 @@ class Continuation:
             run.fail(
                 actions,
                 code=CONTINUATION_EXHAUSTED,
-                message=bounded(
-                    f"{text}; the run's one native continuation was interrupted again"
-                ),
+                message=bounded(f"{text}; the run's one native continuation was interrupted again"),
                 rule="ACP-AMR-CONTINUE-004",
             )
             return

@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 
-
 STABLE = "acp/v1/schema.json"
 UNSTABLE = "acp/v1/schema.unstable.json"
 
