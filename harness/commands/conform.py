@@ -20,10 +20,19 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from conformance import conform
 from conformance.baseline import load_baseline, load_flaky
 from conformance.checks import all_checks
-from conformance.conform import ProgressUpdate
+from conformance.conform.fake_runs import default_jobs
+from conformance.conform.plan import (
+    BUILTIN_BASELINE,
+    DefTarget,
+    builtin_targets,
+    file_targets,
+    live_rule_ids,
+    plan_conform,
+)
+from conformance.conform.progress import ProgressUpdate
+from conformance.conform.run import ConformResult, run_conform
 from conformance.reports import ReportMeta, html, json_report, junit, terminal
 from conformance.rules import all_rules
 from fake_clis.scenario import list_scenarios
@@ -34,7 +43,7 @@ from harness.guards.budget_generations import BudgetGeneration
 
 if TYPE_CHECKING:
     from conformance.baseline import EntryList
-    from conformance.conform import ConformPlan
+    from conformance.conform.plan import ConformPlan
     from conformance.rules import Rule
     from conformance.verdicts import Verdict
     from harness.defs.types import AgentDef
@@ -267,7 +276,7 @@ def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
         check_out_dir(out_dir)
     targets, file_defs = _targets(args, builtins)
     baseline, flaky = _baselines(args, catalog)
-    plan = conform.plan_conform(
+    plan = plan_conform(
         targets,
         def_checks=all_checks("def"),
         run_checks=all_checks("run"),
@@ -278,7 +287,7 @@ def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
         siblings=[*builtins, *(t.defn for t in file_defs)],
         real=args.real,
         # only --real judges live rules: without it the live module is not even imported
-        live_rules=conform.live_rule_ids(catalog) if args.real else (),
+        live_rules=live_rule_ids(catalog) if args.real else (),
     )
     result = _run_with_progress(plan, args, baseline, flaky, catalog)
     verdict = result.verdict
@@ -303,12 +312,12 @@ def cmd_conform(args: argparse.Namespace, out: TextIO) -> int:
 
 def _targets(
     args: argparse.Namespace, builtins: Sequence[AgentDef]
-) -> tuple[list[conform.DefTarget], list[conform.DefTarget]]:
+) -> tuple[list[DefTarget], list[DefTarget]]:
     """Every def to judge, and those of them from ``--def`` files (loaded and validated)."""
-    targets: list[conform.DefTarget] = []
+    targets: list[DefTarget] = []
     if args.agent or not args.defs:
-        targets += conform.builtin_targets(builtins, args.agent)
-    file_defs = conform.file_targets(args.defs or [], reserved_ids=[d.id for d in builtins])
+        targets += builtin_targets(builtins, args.agent)
+    file_defs = file_targets(args.defs or [], reserved_ids=[d.id for d in builtins])
     targets += file_defs
     if args.budget_generation is None:
         return targets, file_defs
@@ -339,7 +348,7 @@ def _baselines(
     path = args.baseline
     if path is None and not args.defs:
         # The built-in defs' known gaps (real CLI behaviour, each pinned by a recording).
-        path = str(conform.BUILTIN_BASELINE)
+        path = str(BUILTIN_BASELINE)
     baseline = load_baseline(path, known_rules=catalog) if path else None
     flaky = load_flaky(args.flaky, known_rules=catalog) if args.flaky else None
     return baseline, flaky
@@ -351,15 +360,15 @@ def _run_with_progress(
     baseline: EntryList | None,
     flaky: EntryList | None,
     catalog: Mapping[str, Rule],
-) -> conform.ConformResult:
+) -> ConformResult:
     """Run ``plan`` showing progress on stderr: redrawn on a TTY, lines in a pipe or a log."""
     err = sys.stderr
-    jobs = args.jobs or conform.default_jobs()
+    jobs = args.jobs or default_jobs()
     progress: LineProgress | TtyProgress
     progress = TtyProgress(err) if err.isatty() else LineProgress(err)
     progress.start(plan, jobs)
     try:
-        return conform.run_conform(
+        return run_conform(
             plan,
             jobs=jobs,
             baseline=baseline,

@@ -23,9 +23,29 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance import conform
+import conformance.conform.plan
 from conformance.checks import Finding, all_checks, failed, passed
 from conformance.checks.defs import PROMPT_TOKEN
+from conformance.conform.fake_runs import (
+    INACTIVITY_TIMEOUT_MS,
+    LINGER_INACTIVITY_TIMEOUT_MS,
+    WAITING_LANES_PER_JOB,
+    Runner,
+)
+from conformance.conform.plan import (
+    NO_FAKE_RULE,
+    REAL_RULE,
+    ConformError,
+    ConformPlan,
+    DefTarget,
+    RunJob,
+    builtin_targets,
+    file_targets,
+    plan_conform,
+    resolve_emulator,
+)
+from conformance.conform.progress import ProgressUpdate, Tracker
+from conformance.conform.run import run_conform
 from conformance.reports.json_report import load_schema
 from conformance.rules import Rule, Tier, all_rules
 from conformance.verdicts import Disposition, Status
@@ -68,11 +88,11 @@ def _evidence(cell: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- planning (pure)
 
 
-def _targets(*ids: str) -> list[conform.DefTarget]:
-    return conform.builtin_targets(BUILTIN_DEFS, list(ids))
+def _targets(*ids: str) -> list[DefTarget]:
+    return builtin_targets(BUILTIN_DEFS, list(ids))
 
 
-def _plan(targets: list[conform.DefTarget], **kw: Any) -> conform.ConformPlan:
+def _plan(targets: list[DefTarget], **kw: Any) -> ConformPlan:
     settings: dict[str, Any] = {
         "def_checks": all_checks("def"),
         "run_checks": all_checks("run"),
@@ -81,7 +101,7 @@ def _plan(targets: list[conform.DefTarget], **kw: Any) -> conform.ConformPlan:
         "siblings": BUILTIN_DEFS,
     }
     settings.update(kw)
-    return conform.plan_conform(targets, **settings)
+    return plan_conform(targets, **settings)
 
 
 @pytest.mark.rule("CONFORM-PLAN-001")
@@ -111,7 +131,9 @@ def test_plan_leaves_out_a_scenario_that_does_not_apply_and_says_why(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     why = "seed 001 §5: not for a profile runtime"
-    monkeypatch.setattr(conform, "SCENARIO_EXCLUSIONS", {"noise": {"dsh-profile-jsonl": why}})
+    monkeypatch.setattr(
+        conformance.conform.plan, "SCENARIO_EXCLUSIONS", {"noise": {"dsh-profile-jsonl": why}}
+    )
     plan = _plan(_targets("claude", "deepseek-harness"), scenario_filter=["noise"])
     claude, dsh = plan.defs
     assert claude.scenarios == ("noise",) and claude.left_out == ()
@@ -120,7 +142,7 @@ def test_plan_leaves_out_a_scenario_that_does_not_apply_and_says_why(
     plan = _plan(
         _targets("deepseek-harness"), scenario_filter=["noise"], rule_filter=["RUN-TERMINAL-001"]
     )
-    result = conform.run_conform(plan, work_dir=str(tmp_path))
+    result = run_conform(plan, work_dir=str(tmp_path))
     cell = result.verdict.cell("deepseek-harness", "RUN-TERMINAL-001")
     assert result.runs == 0
     assert cell is not None and cell.disposition is Disposition.SKIPPED and why in cell.reason
@@ -155,13 +177,13 @@ def test_plan_picks_up_checks_it_is_given_and_narrows_by_rule_and_scenario() -> 
     ],
 )
 def test_plan_refuses_what_it_cannot_judge(kw: dict[str, Any], message: str) -> None:
-    with pytest.raises(conform.ConformError, match=message):
+    with pytest.raises(ConformError, match=message):
         _plan(_targets("claude"), **kw)
 
 
 @pytest.mark.rule("CONFORM-PLAN-001")
 def test_plan_refuses_a_def_id_given_twice() -> None:
-    with pytest.raises(conform.ConformError, match="given twice"):
+    with pytest.raises(ConformError, match="given twice"):
         _plan([*_targets("claude"), *_targets("claude")])
 
 
@@ -169,12 +191,12 @@ def test_plan_refuses_a_def_id_given_twice() -> None:
 def test_emulator_resolution_by_id_then_by_format() -> None:
     emulators = {d.id for d in BUILTIN_DEFS}
     claude = BUILTIN_REGISTRY["claude"]
-    assert conform.resolve_emulator(claude, BUILTIN_DEFS, emulators) == ("claude", "")
+    assert resolve_emulator(claude, BUILTIN_DEFS, emulators) == ("claude", "")
     mine = dataclasses.replace(claude, id="my-claude")
-    emulator, _ = conform.resolve_emulator(mine, BUILTIN_DEFS, emulators)
+    emulator, _ = resolve_emulator(mine, BUILTIN_DEFS, emulators)
     assert emulator is not None
     assert BUILTIN_REGISTRY[emulator].stream_format == claude.stream_format
-    none, why = conform.resolve_emulator(mine, BUILTIN_DEFS, set())
+    none, why = resolve_emulator(mine, BUILTIN_DEFS, set())
     assert none is None and "claude-stream-json" in why
 
 
@@ -185,9 +207,9 @@ def test_plan_makes_live_rules_applicable_only_with_real() -> None:
     catalog[live.id] = live
     without = _plan(_targets("kimi"), catalog=catalog, live_rules=[live.id])
     assert live.id not in without.applicable["kimi"]
-    assert conform.REAL_RULE not in without.applicable["kimi"]
+    assert REAL_RULE not in without.applicable["kimi"]
     real = _plan(_targets("kimi"), catalog=catalog, live_rules=[live.id], real=True)
-    assert {live.id, conform.REAL_RULE} <= set(real.applicable["kimi"])
+    assert {live.id, REAL_RULE} <= set(real.applicable["kimi"])
 
 
 # ---------------------------------------------------------------------------- runs on fakes
@@ -364,15 +386,13 @@ def test_flaky_listed_failure_is_rerun_solo_and_still_fails(
 
 @pytest.mark.rule("CONFORM-RUN-NOFAKE-001", "CONFORM-VERDICT-001")
 def test_a_def_no_fake_can_play_is_not_tested(tmp_path: Path) -> None:
-    target = conform.DefTarget(
-        BUILTIN_REGISTRY["claude"], None, None, "no fake emulator reads this format"
-    )
+    target = DefTarget(BUILTIN_REGISTRY["claude"], None, None, "no fake emulator reads this format")
     plan = _plan([target], rule_filter=["RUN-HAPPY-TEXT-001"], scenario_filter=["happy"])
     assert plan.jobs == ()
-    result = conform.run_conform(plan, work_dir=str(tmp_path))
+    result = run_conform(plan, work_dir=str(tmp_path))
     assert result.runs == 0
     verdict = result.verdict
-    for rule in ("RUN-HAPPY-TEXT-001", conform.NO_FAKE_RULE):
+    for rule in ("RUN-HAPPY-TEXT-001", NO_FAKE_RULE):
         cell = verdict.cell("claude", rule)
         assert cell is not None and cell.disposition is Disposition.NOT_TESTED
         assert "no fake emulator" in cell.reason
@@ -424,7 +444,7 @@ def test_bad_options_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> Non
 # ---------------------------------------------------------------------------- --real
 
 
-def _real_plan(*ids: str) -> conform.ConformPlan:
+def _real_plan(*ids: str) -> ConformPlan:
     return _plan(_targets(*ids), real=True, rule_filter=["CONFORM-REAL-001"])
 
 
@@ -433,8 +453,8 @@ def test_real_without_the_live_module_is_not_tested(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setitem(sys.modules, "harness.live.conform", None)  # import raises ImportError
-    result = conform.run_conform(_real_plan("claude"), work_dir=str(tmp_path))
-    cell = result.verdict.cell("claude", conform.REAL_RULE)
+    result = run_conform(_real_plan("claude"), work_dir=str(tmp_path))
+    cell = result.verdict.cell("claude", REAL_RULE)
     assert cell is not None and cell.disposition is Disposition.NOT_TESTED
     assert "harness.live is not available" in cell.reason
     assert result.verdict.exit_code == 1
@@ -492,9 +512,9 @@ def test_real_passes_when_the_live_findings_pass(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _fake_live(monkeypatch, [("RUN-HAPPY-TEXT-001", "happy", passed())])
-    result = conform.run_conform(_real_plan("codex"), work_dir=str(tmp_path))
+    result = run_conform(_real_plan("codex"), work_dir=str(tmp_path))
     assert result.verdict.exit_code == 0
-    cell = result.verdict.cell("codex", conform.REAL_RULE)
+    cell = result.verdict.cell("codex", REAL_RULE)
     assert cell is not None and cell.status is Status.PASS
 
 
@@ -513,8 +533,8 @@ def test_real_with_nothing_or_nonsense_is_not_tested(
     why: str,
 ) -> None:
     _fake_live(monkeypatch, findings)
-    result = conform.run_conform(_real_plan("codex"), work_dir=str(tmp_path))
-    cell = result.verdict.cell("codex", conform.REAL_RULE)
+    result = run_conform(_real_plan("codex"), work_dir=str(tmp_path))
+    cell = result.verdict.cell("codex", REAL_RULE)
     assert cell is not None and cell.disposition is Disposition.NOT_TESTED
     assert why in cell.reason
     assert result.verdict.exit_code == 1
@@ -529,8 +549,8 @@ def test_real_crash_is_not_tested(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 
     module.real_findings = real_findings  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "harness.live.conform", module)
-    result = conform.run_conform(_real_plan("codex"), work_dir=str(tmp_path))
-    cell = result.verdict.cell("codex", conform.REAL_RULE)
+    result = run_conform(_real_plan("codex"), work_dir=str(tmp_path))
+    cell = result.verdict.cell("codex", REAL_RULE)
     assert cell is not None and cell.disposition is Disposition.NOT_TESTED
     assert "npm exploded" in cell.reason
 
@@ -545,8 +565,8 @@ def test_run_reports_progress_per_def_until_done(tmp_path: Path) -> None:
         scenario_filter=["happy", "stderr"],
         rule_filter=["DEF-ID-001", "RUN-TERMINAL-001"],
     )
-    updates: list[conform.ProgressUpdate] = []
-    result = conform.run_conform(plan, on_progress=updates.append, jobs=2, work_dir=str(tmp_path))
+    updates: list[ProgressUpdate] = []
+    result = run_conform(plan, on_progress=updates.append, jobs=2, work_dir=str(tmp_path))
     assert result.runs == 4 and result.verdict.exit_code == 0
     for def_id in ("claude", "qwen"):
         mine = [u for u in updates if u.def_id == def_id]
@@ -562,8 +582,8 @@ def test_tty_progress_redraws_one_line_per_def() -> None:
     stream = io.StringIO()
     view = TtyProgress(stream, rows=24, cols=100)
     view.start(plan, 4)
-    view(conform.ProgressUpdate("codex", 1, 2, "scenario happy"))
-    view(conform.ProgressUpdate("claude", 2, 2, "done", finished=True))
+    view(ProgressUpdate("codex", 1, 2, "scenario happy"))
+    view(ProgressUpdate("claude", 2, 2, "done", finished=True))
     lines = view.lines()
     assert len(lines) == 3
     assert lines[0].startswith("codex") and "1/2" in lines[0] and "scenario happy" in lines[0]
@@ -580,8 +600,8 @@ def test_line_progress_prints_a_line_per_finished_def() -> None:
     stream = io.StringIO()
     view = LineProgress(stream)
     view.start(plan, 3)
-    view(conform.ProgressUpdate("claude", 0, 1, "DEF-ID-001"))
-    view(conform.ProgressUpdate("claude", 1, 1, "done", failures=2, finished=True, expected=1))
+    view(ProgressUpdate("claude", 0, 1, "DEF-ID-001"))
+    view(ProgressUpdate("claude", 1, 1, "done", failures=2, finished=True, expected=1))
     assert stream.getvalue().splitlines() == [
         "conform: 1 def(s), 1 fake run(s), 3 at a time",
         "conform: claude: 1/1 runs done, 2 rule(s) failed, 1 expected",
@@ -598,7 +618,7 @@ def test_line_progress_says_how_far_the_runs_are_when_no_def_finished_for_a_whil
     view.start(plan, 2)
     for step, def_id in enumerate(("claude", "codex", "claude")):
         now[0] = 6.0 * (step + 1)
-        view(conform.ProgressUpdate(def_id, 1, 2, "scenario happy"))
+        view(ProgressUpdate(def_id, 1, 2, "scenario happy"))
     assert stream.getvalue().splitlines()[1:] == [
         "conform: 2/4 fake runs done, 0/2 def(s) finished",  # at 12 s; at 18 s: too soon
     ]
@@ -611,13 +631,13 @@ def test_the_progress_failed_count_is_the_tables_and_a_def_ends_after_its_checks
     from conformance.baseline import parse_entries
     from conformance.verdicts import Disposition
 
-    (target,) = conform.file_targets([str(BROKEN / "wrong_argv.py")], [d.id for d in BUILTIN_DEFS])
+    (target,) = file_targets([str(BROKEN / "wrong_argv.py")], [d.id for d in BUILTIN_DEFS])
     plan = _plan([target], scenario_filter=["happy", "text"], siblings=[*BUILTIN_DEFS, target.defn])
     baseline = parse_entries(
         "broken-argv:RUN-HAPPY-TEXT-001\n", source="b.txt", kind="baseline", known_rules=all_rules()
     )
-    updates: list[conform.ProgressUpdate] = []
-    result = conform.run_conform(
+    updates: list[ProgressUpdate] = []
+    result = run_conform(
         plan, on_progress=updates.append, jobs=2, baseline=baseline, work_dir=str(tmp_path)
     )
     (last,) = [u for u in updates if u.finished]
@@ -684,7 +704,7 @@ def test_broken_budget_def_loads_as_stdin_delivery() -> None:
 @pytest.mark.rule("CONFORM-BASELINE-BUILTIN-001")
 def test_the_builtin_baseline_is_valid_and_every_gap_has_a_real_recording() -> None:
     from conformance.baseline import load_baseline
-    from conformance.conform import BUILTIN_BASELINE
+    from conformance.conform.plan import BUILTIN_BASELINE
     from conformance.rules import all_rules
 
     entries = load_baseline(str(BUILTIN_BASELINE), known_rules=all_rules()).entries
@@ -716,16 +736,16 @@ def test_a_lingering_scenario_gets_the_short_inactivity_timeout(tmp_path: Path) 
     """A fake that lingers after its answer is ended by the watchdog: conform gives that
     run a short inactivity timeout so it does not hold a job slot for 30 s."""
     plan = _plan(_targets("aider"))
-    runner = conform._Runner(plan, tmp_path, conform._Tracker(plan, None), dict(os.environ))
+    runner = Runner(plan, tmp_path, Tracker(plan, None), dict(os.environ))
     linger = runner._request(0, "ignore_stdin")
     happy = runner._request(0, "happy")
-    assert linger.inactivity_timeout_ms == conform.LINGER_INACTIVITY_TIMEOUT_MS
-    assert happy.inactivity_timeout_ms == conform.INACTIVITY_TIMEOUT_MS
-    assert conform.LINGER_INACTIVITY_TIMEOUT_MS < conform.INACTIVITY_TIMEOUT_MS
+    assert linger.inactivity_timeout_ms == LINGER_INACTIVITY_TIMEOUT_MS
+    assert happy.inactivity_timeout_ms == INACTIVITY_TIMEOUT_MS
+    assert LINGER_INACTIVITY_TIMEOUT_MS < INACTIVITY_TIMEOUT_MS
     assert linger.first_output_timeout_ms == happy.first_output_timeout_ms
     # The watchdog, not the host, ends such a run (a text-stdin CLI has no completion
     # signal), and the run is judged as usual.
-    result = conform.run_conform(
+    result = run_conform(
         _plan(_targets("aider"), scenario_filter=["ignore_stdin"]), work_dir=str(tmp_path)
     )
     assert result.runs == 1 and result.verdict.failing_cells == ()
@@ -738,7 +758,7 @@ def test_a_judged_runs_directories_are_removed_while_conform_goes_on(tmp_path: P
     """Each run's cwd and home go once the run is judged, not all together at the end
     (the shims stay: later runs of the def use them)."""
     plan = _plan(_targets("claude"), scenario_filter=["text"])
-    runner = conform._Runner(plan, tmp_path, conform._Tracker(plan, None), dict(os.environ))
+    runner = Runner(plan, tmp_path, Tracker(plan, None), dict(os.environ))
     (job,) = plan.jobs
     try:
         outcomes = asyncio.run(runner.run_one(job))
@@ -757,11 +777,11 @@ def test_runs_that_wait_on_a_timer_are_marked_and_get_a_lane_of_their_own(
     plan = _plan(_targets("claude"), scenario_filter=["happy", "hang", "stall", "ignore_stdin"])
     waits = {j.scenario: j.waits for j in plan.jobs}
     assert waits == {"happy": False, "hang": True, "stall": True, "ignore_stdin": True}
-    runner = conform._Runner(plan, tmp_path, conform._Tracker(plan, None), dict(os.environ))
+    runner = Runner(plan, tmp_path, Tracker(plan, None), dict(os.environ))
     at_once: list[str] = []
     peak: list[int] = []
 
-    async def run_one(job: conform.RunJob, rule_ids: Any = None) -> list[Any]:
+    async def run_one(job: RunJob, rule_ids: Any = None) -> list[Any]:
         at_once.append(job.scenario)
         for _ in range(5):  # every job has started before any ends, if the lanes let it
             await asyncio.sleep(0)
@@ -771,4 +791,4 @@ def test_runs_that_wait_on_a_timer_are_marked_and_get_a_lane_of_their_own(
 
     monkeypatch.setattr(runner, "run_one", run_one)
     asyncio.run(runner.run_all(plan.jobs, concurrency=1))
-    assert max(peak) == 1 + min(3, conform.WAITING_LANES_PER_JOB)
+    assert max(peak) == 1 + min(3, WAITING_LANES_PER_JOB)

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance import conform
 from conformance.checks import all_checks
+from conformance.conform.plan import ConformPlan, builtin_targets, file_targets, plan_conform
+from conformance.conform.run import ConformResult, run_conform
 from conformance.forked import Forked
 from conformance.rules import all_rules
 from fake_clis.scenario import list_scenarios
@@ -86,7 +87,7 @@ def test_a_copy_that_raises_is_an_error_and_no_copy_is_made_beside_a_thread() ->
     assert got == {"raised": True, "beside": True}
 
 
-def _verdicts(result: conform.ConformResult) -> list[tuple[str, str, str, str]]:
+def _verdicts(result: ConformResult) -> list[tuple[str, str, str, str]]:
     return sorted((c.def_id, c.rule_id, c.status.value, c.reason) for c in result.verdict.cells)
 
 
@@ -97,12 +98,12 @@ def test_argv_checks_judged_in_a_copy_or_here_give_the_same_verdicts(
     """The argv checks of a failing def and a built-in one, with no fake run: judged here
     (no copy can be made), then in a copy (a fresh interpreter, one thread)."""
     defs = [str(BROKEN / "prompt_in_argv.py")]
-    targets = conform.builtin_targets(BUILTIN_DEFS, ["claude"])
-    targets += conform.file_targets(defs, reserved_ids=[d.id for d in BUILTIN_DEFS])
+    targets = builtin_targets(BUILTIN_DEFS, ["claude"])
+    targets += file_targets(defs, reserved_ids=[d.id for d in BUILTIN_DEFS])
     serial = [
         r for r, c in all_checks("def").items() if c.func.__module__ == "conformance.checks.defs"
     ]
-    plan = conform.plan_conform(
+    plan = plan_conform(
         targets,
         def_checks=all_checks("def"),
         run_checks=all_checks("run"),
@@ -112,11 +113,12 @@ def test_argv_checks_judged_in_a_copy_or_here_give_the_same_verdicts(
         siblings=[*BUILTIN_DEFS, *(t.defn for t in targets[1:])],
     )
     monkeypatch.setattr(Forked, "start", classmethod(lambda cls, func: None))
-    here = _verdicts(conform.run_conform(plan, work_dir=str(tmp_path)))
+    here = _verdicts(run_conform(plan, work_dir=str(tmp_path)))
     assert ("broken-budget", "DEF-PROMPT-001", "fail") in [h[:3] for h in here]
     there = _python(
         "import json\n"
-        "from conformance import conform\n"
+        "from conformance.conform.plan import builtin_targets, file_targets, plan_conform\n"
+        "from conformance.conform.run import run_conform\n"
         "from conformance.forked import Forked\n"
         "from conformance.checks import all_checks\n"
         "from conformance.rules import all_rules\n"
@@ -129,13 +131,13 @@ def test_argv_checks_judged_in_a_copy_or_here_give_the_same_verdicts(
         "    made.append(copy is not None)\n"
         "    return copy\n"
         "Forked.start = classmethod(spy)\n"
-        f"targets = conform.builtin_targets(BUILTIN_DEFS, ['claude'])\n"
-        f"targets += conform.file_targets({defs!r}, reserved_ids=[d.id for d in BUILTIN_DEFS])\n"
-        "plan = conform.plan_conform(targets, def_checks=all_checks('def'),\n"
+        f"targets = builtin_targets(BUILTIN_DEFS, ['claude'])\n"
+        f"targets += file_targets({defs!r}, reserved_ids=[d.id for d in BUILTIN_DEFS])\n"
+        "plan = plan_conform(targets, def_checks=all_checks('def'),\n"
         "    run_checks=all_checks('run'), catalog=all_rules(), scenarios=list_scenarios(),\n"
         f"    rule_filter={serial!r},\n"
         "    siblings=[*BUILTIN_DEFS, *(t.defn for t in targets[1:])])\n"
-        "result = conform.run_conform(plan)\n"
+        "result = run_conform(plan)\n"
         "cells = sorted((c.def_id, c.rule_id, c.status.value, c.reason)\n"
         "    for c in result.verdict.cells)\n"
         "print(json.dumps({'made': made, 'cells': cells}))\n"
@@ -144,12 +146,12 @@ def test_argv_checks_judged_in_a_copy_or_here_give_the_same_verdicts(
     assert [tuple(c) for c in there["cells"]] == here  # type: ignore[attr-defined]
 
 
-def split_plan() -> conform.ConformPlan:
+def split_plan() -> ConformPlan:
     """claude and a def whose argv fails, on three scenarios: 6 runs, more than 2 lanes."""
-    targets = conform.builtin_targets(BUILTIN_DEFS, ["claude"])
+    targets = builtin_targets(BUILTIN_DEFS, ["claude"])
     wrong = [str(BROKEN / "wrong_argv.py")]
-    targets += conform.file_targets(wrong, reserved_ids=[d.id for d in BUILTIN_DEFS])
-    return conform.plan_conform(
+    targets += file_targets(wrong, reserved_ids=[d.id for d in BUILTIN_DEFS])
+    return plan_conform(
         targets,
         def_checks=[],
         run_checks=all_checks("run"),
@@ -166,12 +168,12 @@ def test_fake_runs_split_with_a_copy_give_the_same_verdicts(
     """More runs than lanes: a copy makes every second run. Judged so in a fresh
     interpreter, and all here (no copy), the verdicts are the same."""
     monkeypatch.setattr(Forked, "start", classmethod(lambda cls, func: None))
-    result = conform.run_conform(split_plan(), jobs=2, work_dir=str(tmp_path))
+    result = run_conform(split_plan(), jobs=2, work_dir=str(tmp_path))
     here = [v[:3] for v in _verdicts(result)]
     assert result.runs == 6 and ("broken-argv", "RUN-HAPPY-TEXT-001", "fail") in here
     there = _python(
         "import json\n"
-        "from conformance import conform\n"
+        "from conformance.conform.run import run_conform\n"
         "from conformance.forked import Forked\n"
         "from tests.conformance.test_forked import split_plan\n"
         "made = []\n"
@@ -182,7 +184,7 @@ def test_fake_runs_split_with_a_copy_give_the_same_verdicts(
         "    return copy\n"
         "Forked.start = classmethod(spy)\n"
         "done = []\n"
-        "result = conform.run_conform(split_plan(), jobs=2, on_progress=done.append)\n"
+        "result = run_conform(split_plan(), jobs=2, on_progress=done.append)\n"
         "cells = sorted((c.def_id, c.rule_id, c.status.value) for c in result.verdict.cells)\n"
         "reported = sum(1 for u in done if u.current.startswith('scenario'))\n"
         "print(json.dumps({'made': made, 'cells': cells, 'runs': result.runs,\n"

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import conform
 from conformance.checks import all_checks
 from conformance.checks.runs import RunObservation, evaluate_run
+from conformance.conform.plan import ConformPlan, DefTarget, builtin_targets, plan_conform
+from conformance.conform.run import run_conform
 from conformance.rules import all_rules
 from conformance.verdicts import Status
 from fake_clis.scenario import list_scenarios
@@ -51,8 +52,8 @@ def test_nothing_spawned_is_skipped() -> None:
     assert {f.status for f in findings.values()} == {Status.SKIPPED}
 
 
-def _plan(target: conform.DefTarget) -> conform.ConformPlan:
-    return conform.plan_conform(
+def _plan(target: DefTarget) -> ConformPlan:
+    return plan_conform(
         [target],
         def_checks=all_checks("def"),
         run_checks=all_checks("run"),
@@ -66,8 +67,8 @@ def _plan(target: conform.DefTarget) -> conform.ConformPlan:
 
 @pytest.mark.rule(*RULES)
 def test_conform_shows_the_verdict_of_every_platform(tmp_path: Path) -> None:
-    (target,) = conform.builtin_targets(BUILTIN_DEFS, ["aider"])
-    result = conform.run_conform(_plan(target), work_dir=str(tmp_path))
+    (target,) = builtin_targets(BUILTIN_DEFS, ["aider"])
+    result = run_conform(_plan(target), work_dir=str(tmp_path))
     for rule in RULES:
         cell = result.verdict.cell("aider", rule)
         assert cell is not None and cell.status is Status.PASS, (rule, cell)
@@ -76,9 +77,7 @@ def test_conform_shows_the_verdict_of_every_platform(tmp_path: Path) -> None:
     # The same def with a budget its own prompt does not fit: only win32 uses the def's
     # number (the POSIX floors are larger), so only win32 fails.
     small = dataclasses.replace(target.defn, max_prompt_arg_bytes=10)
-    shrunk = conform.run_conform(
-        _plan(dataclasses.replace(target, defn=small)), work_dir=str(tmp_path)
-    )
+    shrunk = run_conform(_plan(dataclasses.replace(target, defn=small)), work_dir=str(tmp_path))
     statuses = {rule: shrunk.verdict.cell("aider", rule) for rule in RULES}
     assert statuses["CONFORM-BUDGET-LINUX-001"].status is Status.PASS  # type: ignore[union-attr]
     failed = statuses["CONFORM-BUDGET-WIN32-001"]

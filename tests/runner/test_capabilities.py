@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance import conform
 from conformance.checks import all_checks
 from conformance.checks.fidelity import capabilities_reach_the_run
 from conformance.checks.runs import RunObservation
+from conformance.conform.plan import builtin_targets, plan_conform
+from conformance.conform.run import run_conform
 from conformance.rules import all_rules
 from conformance.verdicts import Disposition, Status
 from fake_clis.scenario import list_scenarios, load_scenario
@@ -177,8 +178,8 @@ def test_a_request_bringing_its_own_capabilities_is_not_probed(world: FakeWorld)
 
 
 def test_conform_judges_the_current_and_the_old_build(tmp_path: Path) -> None:
-    plan = conform.plan_conform(
-        conform.builtin_targets(BUILTIN_DEFS, ["claude"]),
+    plan = plan_conform(
+        builtin_targets(BUILTIN_DEFS, ["claude"]),
         def_checks=all_checks("def"),
         run_checks=all_checks("run"),
         catalog=all_rules(),
@@ -187,7 +188,7 @@ def test_conform_judges_the_current_and_the_old_build(tmp_path: Path) -> None:
         scenario_filter=["text", "old_version"],
         rule_filter=["FIDELITY-CAPS-001"],
     )
-    result = conform.run_conform(plan, work_dir=str(tmp_path))
+    result = run_conform(plan, work_dir=str(tmp_path))
     assert result.runs == 2
     judged = {o.scenario: o for o in result.outcomes if o.rule_id == "FIDELITY-CAPS-001"}
     assert set(judged) == {"text", "old_version"}
