@@ -37,7 +37,7 @@ from harness.defs.types import (
     VersionPolicy,
 )
 from harness.errors import HarnessError
-from harness.formats import UnknownStreamFormatError, format_names, validate_stream_format
+from harness.formats.def_check import event_parser_problem, stream_format_problem
 
 __all__ = ["DefFileError", "load_def_file", "validate_def_data"]
 
@@ -142,30 +142,20 @@ def _check_enum(where: str, value: object, enum_type: type[enum.Enum]) -> str | 
 
 
 def _check_format(where: str, stream_format: object, event_parser: object) -> list[str]:
-    known = sorted(format_names())
-    if not isinstance(stream_format, str) or stream_format not in known:
-        problem = f"{where}.stream_format: unknown format {stream_format!r}"
-        text = stream_format if isinstance(stream_format, str) else ""
-        head, _, parser = text.partition("/")
-        if parser and head in known:
-            # The "format/parser" shorthand older `harness agents` printed is two fields.
-            return [
-                f"{problem}: a parser is its own field; write stream_format={head!r}, "
-                f"event_parser={parser!r}"
-            ]
-        return [f"{problem}; known: {', '.join(known)}"]
+    """The def format check (DEF-FORMAT-001, :mod:`harness.formats.def_check`) as problems."""
+    unknown = stream_format_problem(stream_format)
+    if unknown is not None or not isinstance(stream_format, str):
+        return [f"{where}.stream_format: {unknown}"]
     if event_parser is not None and not isinstance(event_parser, str):
         return [f"{where}.event_parser: must be a string or None, got {_type_name(event_parser)}"]
     try:
-        validate_stream_format(stream_format, event_parser)
-    except UnknownStreamFormatError as exc:
-        return [f"{where}.event_parser: {exc}"]
+        problem = event_parser_problem(stream_format, event_parser)
     except Exception as exc:  # the engine's parser module for this format did not import
         return [
             f"{where}.stream_format: the engine's parser for {stream_format!r} did not load "
             f"({type(exc).__name__}: {exc}), so event_parser cannot be checked"
         ]
-    return []
+    return [] if problem is None else [f"{where}.event_parser: {problem}"]
 
 
 def _check_str_tuple(where: str, value: object, *, optional: bool = False) -> str | None:

@@ -143,7 +143,7 @@ def test_field_errors_name_the_def_and_the_field(tmp_path: Path) -> None:
     path = write(tmp_path, "mydef.py", body)
     problems = problems_of(path)
     assert problems[0] == (
-        f"{path}: AGENT_DEF.stream_format: unknown format 'foo'; known: acp-json-rpc, "
+        f"{path}: AGENT_DEF.stream_format: unknown stream format 'foo'; known: acp-json-rpc, "
         "claude-stream-json, codex-app-server, copilot-stream-json, dsh-profile-jsonl, "
         "json-event-stream, pi-rpc, plain, qoder-stream-json"
     )
@@ -207,7 +207,7 @@ def test_transports_are_validated(tmp_path: Path) -> None:
     )
     joined = "\n".join(problems_of(write(tmp_path, "t.py", body)))
     for needle in (
-        "AGENT_DEF.alt_transports[0].stream_format: unknown format 'grpc'",
+        "AGENT_DEF.alt_transports[0].stream_format: unknown stream format 'grpc'",
         "AGENT_DEF.alt_transports[1].name: transport 'rpc' is declared twice",
         "AGENT_DEF.alt_transports[1].build_args: must be callable, got int",
         "AGENT_DEF.default_transport: 'nope' is not a transport of this def",
@@ -290,7 +290,7 @@ def test_a_format_slash_parser_spelling_is_told_to_use_event_parser(tmp_path: Pa
     )
     (problem,) = problems_of(write(tmp_path, "slash.py", body))
     assert problem == (
-        f"{tmp_path / 'slash.py'}: AGENT_DEF.stream_format: unknown format "
+        f"{tmp_path / 'slash.py'}: AGENT_DEF.stream_format: unknown stream format "
         "'json-event-stream/codex': a parser is its own field; write "
         "stream_format='json-event-stream', event_parser='codex'"
     )

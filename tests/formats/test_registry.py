@@ -82,7 +82,21 @@ def test_the_def_checks_accept_exactly_the_registered_formats(spec: FormatSpec) 
     renamed = dataclasses.replace(defn, stream_format=f"{spec.name}-unregistered")
     with pytest.raises(AgentDefError, match="unknown stream format"):
         check_def_format(renamed)
-    assert any("unknown format" in p for p in validate_def_data(renamed, "def"))
+    assert any("unknown stream format" in p for p in validate_def_data(renamed, "def"))
+
+
+@pytest.mark.rule("DEF-FORMAT-001")
+@pytest.mark.parametrize("name", ["telepathy-jsonl", "json-event-stream/codex"])
+def test_the_engine_and_the_def_file_loader_word_a_bad_format_alike(name: str) -> None:
+    """One check, one wording: the engine raises what the loader lists (shorthand hint too)."""
+    defn = dataclasses.replace(_builtin_def_for("claude-stream-json"), stream_format=name)
+    with pytest.raises(AgentDefError) as info:
+        check_def_format(defn)
+    (problem,) = [p for p in validate_def_data(defn, "def") if "stream_format" in p]
+    assert problem.removeprefix("def.stream_format: ") in str(info.value)
+    hinted = "/" in name
+    assert ("a parser is its own field" in problem) is hinted
+    assert ("known: " in problem) is not hinted
 
 
 def test_every_builtin_def_names_a_registered_format_and_every_format_is_used() -> None:

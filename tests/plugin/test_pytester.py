@@ -293,7 +293,7 @@ def test_a_bad_def_file_stops_the_session_naming_each_field(pytester: pytest.Pyt
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     text = output(result)
     assert "--adapter-def bad_def.py is not a valid def file (DEFCHECK-LOAD-001)" in text
-    assert "AGENT_DEF.stream_format: unknown format 'nope-json'" in text
+    assert "AGENT_DEF.stream_format: unknown stream format 'nope-json'" in text
     assert "AGENT_DEF.max_prompt_arg_bytes" in text
 
 
