@@ -19,7 +19,7 @@ from fake_clis.base import path_str, read_text
 # A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from fake_clis.scenario import Step
@@ -31,110 +31,114 @@ class ToolSteps(TurnOutput):
     """The ``tool`` scenario step, per agent style."""
 
     def tool(self, step: Step) -> None:
+        """Render one tool step: the agent's own shape when it has one, else the common."""
         tool = str(step.get("tool", "other"))
-        call_id = str(step.get("id") or f"call_{ids.uuid4_hex()[:24]}")
-        cwd = path_str(self.session.cwd)
-        output = step.get("output")
-        is_error = bool(step.get("is_error", False))
-        if tool == "write":
-            path = str(step.get("path", "file.txt"))
-            target = path_str(cwd, path)
-            content = str(step.get("content", ""))
-            agent = self.server.agent
-            given = path if agent.write_path_as_given else target
-            call: dict[str, Any] = {
-                "toolCallId": call_id,
-                "title": f"Write {path}",
-                "kind": "edit",
-                "status": "pending",
-                "rawInput": {agent.write_path_key: given, "content": content},
-                "locations": [{"path": target}],
-            }
-        elif tool == "shell":
-            command = str(step.get("command", ""))
-            raw_input: dict[str, Any] = {"command": command}
-            if self.server.agent.shell_input_cwd:
-                raw_input["cwd"] = cwd
-            call = {
-                "toolCallId": call_id,
-                "title": command,
-                "kind": "execute",
-                "status": "pending",
-                "rawInput": raw_input,
-            }
-            if self.server.agent.shell_locations_cwd:
-                call["locations"] = [{"path": cwd}]
-        else:
-            name = str(step.get("name", "other"))
-            kind = name if name in TOOL_KINDS else "other"
-            call = {
-                "toolCallId": call_id,
-                "title": name,
-                "kind": kind,
-                "status": "pending",
-                "rawInput": dict(step.get("input") or {}),
-            }
+        call = self.tool_call(tool, step)
         style = self.server.agent.tool_style
         if style == "kimi":
             self.kimi_tool(step, call)
-            return
-        if style == "hermes" and tool == "write":
-            self.hermes_write(step)
-            return
-        if style == "hermes" and tool == "shell":
-            self.hermes_shell(step)
-            return
+        elif style == "hermes" and tool in _HERMES_TOOLS:
+            _HERMES_TOOLS[tool](self, step)
+        else:
+            self.common_tool(tool, step, call)
+
+    def tool_call(self, tool: str, step: Step) -> dict[str, Any]:
+        """The common ``tool_call`` (``pending``) announcing ``step``, by tool."""
+        call_id = str(step.get("id") or f"call_{ids.uuid4_hex()[:24]}")
+        shape = _CALL_SHAPES.get(tool, ToolSteps.other_call)
+        return {"toolCallId": call_id, **shape(self, step)}
+
+    def write_call(self, step: Step) -> dict[str, Any]:
+        """A write: kind ``edit``, the path in ``rawInput`` (as given or full, per agent)."""
+        path = str(step.get("path", "file.txt"))
+        target = path_str(path_str(self.session.cwd), path)
+        agent = self.server.agent
+        given = path if agent.write_path_as_given else target
+        return {
+            "title": f"Write {path}",
+            "kind": "edit",
+            "status": "pending",
+            "rawInput": {agent.write_path_key: given, "content": str(step.get("content", ""))},
+            "locations": [{"path": target}],
+        }
+
+    def shell_call(self, step: Step) -> dict[str, Any]:
+        """A command: kind ``execute``, the cwd in ``rawInput`` / ``locations`` per agent."""
+        command = str(step.get("command", ""))
+        cwd = path_str(self.session.cwd)
+        agent = self.server.agent
+        raw_input: dict[str, Any] = {"command": command}
+        if agent.shell_input_cwd:
+            raw_input["cwd"] = cwd
+        call: dict[str, Any] = {
+            "title": command,
+            "kind": "execute",
+            "status": "pending",
+            "rawInput": raw_input,
+        }
+        if agent.shell_locations_cwd:
+            call["locations"] = [{"path": cwd}]
+        return call
+
+    def other_call(self, step: Step) -> dict[str, Any]:
+        """A named tool: its name as title, as kind when it is an ACP tool kind."""
+        name = str(step.get("name", "other"))
+        return {
+            "title": name,
+            "kind": name if name in TOOL_KINDS else "other",
+            "status": "pending",
+            "rawInput": dict(step.get("input") or {}),
+        }
+
+    def common_tool(self, tool: str, step: Step, call: dict[str, Any]) -> None:
+        """``tool_call`` ``pending``, a permission request for a write, ``in_progress``,
+        then ``completed`` or ``failed``."""
         self.update({"sessionUpdate": "tool_call", **call})
         record: dict[str, Any] = {k: call[k] for k in ("toolCallId", "title", "kind")}
         self.turn.tools.append(record)
-        if tool == "write" and not is_error:
-            asked = {k: call[k] for k in ("toolCallId", "title", "kind", "status", "rawInput")}
-            asked["locations"] = call.get("locations", [])
-            allowed, why = self.permission(str(call["kind"]), asked)
-            if not allowed:
-                record["status"] = "failed"
-                self.update(
-                    {
-                        "sessionUpdate": "tool_call_update",
-                        "toolCallId": call_id,
-                        "status": "failed",
-                        "rawOutput": why,
-                        "content": [text_content(why)],
-                    }
-                )
-                self.check()
-                return
+        writes = tool == "write" and not step.get("is_error", False)
+        if writes and not self.write_allowed(call, record):
+            return
+        call_id = call["toolCallId"]
         self.update(
             {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"}
         )
         final: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id}
-        if tool == "write" and not is_error:
-            rel = str(step.get("path", "file.txt"))
-            written = path_str(cwd, rel)
-            old = read_text(written) if os.path.isfile(written) else None
-            self.write(rel, str(step.get("content", "")))
-            text = str(output) if output is not None else f"Wrote {rel}"
-            final.update(
-                status="completed",
-                rawOutput=text,
-                content=[
-                    {
-                        "type": "diff",
-                        "path": written,
-                        "oldText": old,
-                        "newText": str(step.get("content", "")),
-                    }
-                ],
-            )
-        else:
-            text = str(output) if output is not None else ("error" if is_error else "")
-            final.update(
-                status="failed" if is_error else "completed",
-                rawOutput=text,
-                content=[text_content(text)],
-            )
+        final.update(self.write_result(step) if writes else _text_result(step))
         record["status"] = final["status"]
         self.update(final)
+
+    def write_allowed(self, call: dict[str, Any], record: dict[str, Any]) -> bool:
+        """Ask before a write; a denial closes the call ``failed`` with the reason."""
+        asked = {k: call[k] for k in ("toolCallId", "title", "kind", "status", "rawInput")}
+        asked["locations"] = call.get("locations", [])
+        allowed, why = self.permission(str(call["kind"]), asked)
+        if allowed:
+            return True
+        record["status"] = "failed"
+        self.update(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": call["toolCallId"],
+                "status": "failed",
+                "rawOutput": why,
+                "content": [text_content(why)],
+            }
+        )
+        self.check()
+        return False
+
+    def write_result(self, step: Step) -> dict[str, Any]:
+        """Write the file; the ``completed`` fields with its diff."""
+        rel = str(step.get("path", "file.txt"))
+        written = path_str(path_str(self.session.cwd), rel)
+        old = read_text(written) if os.path.isfile(written) else None
+        content = str(step.get("content", ""))
+        self.write(rel, content)
+        output = step.get("output")
+        diff = {"type": "diff", "path": written, "oldText": old, "newText": content}
+        text = str(output) if output is not None else f"Wrote {rel}"
+        return {"status": "completed", "rawOutput": text, "content": [diff]}
 
     def kimi_tool(self, step: Step, call: Mapping[str, Any]) -> None:
         """kimi-cli 1.51.0 (recordings/real/kimi/happy.jsonl, shell.jsonl): ``tool_call``
@@ -144,21 +148,8 @@ class ToolSteps(TurnOutput):
         approve / approve_for_session / reject); the ``completed`` update with the diff or
         the output. The call id is ``<step id>/<model's id>``."""
         tool = str(step.get("tool", "other"))
-        cwd = path_str(self.session.cwd)
         call_id = f"{self.step_id}/{call['toolCallId']}"
-        is_error = bool(step.get("is_error", False))
-        rel = str(step.get("path", "file.txt"))
-        content = str(step.get("content", ""))
-        command = str(step.get("command", ""))
-        arguments: dict[str, Any]
-        if tool == "write":
-            title, detail = "WriteFile", rel
-            arguments = {"path": path_str(cwd, rel), "content": content}
-        elif tool == "shell":
-            title, detail, arguments = "Shell", command, {"command": command}
-        else:
-            title, detail = str(call["title"]), ""
-            arguments = dict(step.get("input") or {})
+        title, detail, arguments = self.kimi_arguments(tool, step, call)
         full = f"{title}: {detail}" if detail else title
         begin = {"toolCallId": call_id, "title": title, "status": "in_progress"}
         self.update({"sessionUpdate": "tool_call", **begin, "content": [text_content("")]})
@@ -174,36 +165,74 @@ class ToolSteps(TurnOutput):
         )
         record: dict[str, Any] = {"toolCallId": call_id, "title": full}
         self.turn.tools.append(record)
-        written = path_str(cwd, rel)
-        old = read_text(written) if os.path.isfile(written) else ""
-        diff = {"type": "diff", "path": written, "oldText": old, "newText": content}
-        if tool in ("write", "shell") and not is_error:
-            if tool == "write":
-                shown = [diff]
-            else:
-                ask = f"Requesting approval to perform: Run command `{command}`"
-                shown = [text_content(ask)]
-            asked = {"toolCallId": call_id, "title": full, "content": shown}
-            allowed, why = self.permission(str(call["kind"]), asked)
-            if not allowed:
-                record["status"] = "failed"
-                failed = {"toolCallId": call_id, "status": "failed"}
-                self.update(
-                    {"sessionUpdate": "tool_call_update", **failed, "content": [text_content(why)]}
-                )
-                self.check()
-                return
+        diff = self.kimi_diff(step)
+        is_error = bool(step.get("is_error", False))
+        asks = tool in _KIMI_ASKS and not is_error
+        if asks and not self.kimi_allowed(tool, step, call, record, diff):
+            return
         final: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id}
-        output = step.get("output")
         if tool == "write" and not is_error:
-            self.write(rel, content)
+            self.write(str(step.get("path", "file.txt")), str(step.get("content", "")))
             final.update(status="completed", content=[diff])
         else:
-            text = str(output) if output is not None else ("error" if is_error else "")
             final.update(status="failed" if is_error else "completed")
-            final["content"] = [text_content(text)]
+            final["content"] = [text_content(_output_text(step))]
         record["status"] = final["status"]
         self.update(final)
+
+    def kimi_arguments(
+        self, tool: str, step: Step, call: Mapping[str, Any]
+    ) -> tuple[str, str, dict[str, Any]]:
+        """kimi's tool title, the detail after it, and the arguments it shows."""
+        if tool == "write":
+            rel = str(step.get("path", "file.txt"))
+            content = str(step.get("content", ""))
+            return (
+                "WriteFile",
+                rel,
+                {"path": path_str(path_str(self.session.cwd), rel), "content": content},
+            )
+        if tool == "shell":
+            command = str(step.get("command", ""))
+            return "Shell", command, {"command": command}
+        return str(call["title"]), "", dict(step.get("input") or {})
+
+    def kimi_diff(self, step: Step) -> dict[str, Any]:
+        """The diff a kimi write shows (asking and done): the file before, the content after."""
+        written = path_str(path_str(self.session.cwd), str(step.get("path", "file.txt")))
+        old = read_text(written) if os.path.isfile(written) else ""
+        return {
+            "type": "diff",
+            "path": written,
+            "oldText": old,
+            "newText": str(step.get("content", "")),
+        }
+
+    def kimi_allowed(
+        self,
+        tool: str,
+        step: Step,
+        call: Mapping[str, Any],
+        record: dict[str, Any],
+        diff: dict[str, Any],
+    ) -> bool:
+        """Ask before a kimi write (showing the diff) or command; a denial closes the call
+        ``failed`` with the reason."""
+        if tool == "write":
+            shown = [diff]
+        else:
+            ask = f"Requesting approval to perform: Run command `{step.get('command', '')}`"
+            shown = [text_content(ask)]
+        call_id = record["toolCallId"]
+        asked = {"toolCallId": call_id, "title": record["title"], "content": shown}
+        allowed, why = self.permission(str(call["kind"]), asked)
+        if allowed:
+            return True
+        record["status"] = "failed"
+        failed = {"toolCallId": call_id, "status": "failed"}
+        self.update({"sessionUpdate": "tool_call_update", **failed, "content": [text_content(why)]})
+        self.check()
+        return False
 
     def hermes_shell(self, step: Step) -> None:
         """hermes-agent 0.19.0 (recordings/real/hermes/shell.jsonl): a ``terminal`` call is one
@@ -216,8 +245,7 @@ class ToolSteps(TurnOutput):
         record = self.hermes_call(f"terminal: {command}", "execute", [], f"$ {command}")
         self.check()
         failed = bool(step.get("is_error", False))
-        output = step.get("output")
-        text = str(output) if output is not None else ("error" if failed else "")
+        text = _output_text(step)
         exit_code = int(step.get("exit_code", 1 if failed else 0))
         result = f"terminal result\n- **output:** {text.rstrip()}\n- **exit_code:** {exit_code}"
         self.hermes_close(record, "failed" if failed else "completed", result, kind="execute")
@@ -264,8 +292,7 @@ class ToolSteps(TurnOutput):
         note = f"Preparing write to {rel}. Approval prompt shows the diff."
         record = self.hermes_call(f"write: {rel}", "edit", [{"path": rel}], note)
         if step.get("is_error"):
-            output = step.get("output")
-            self.hermes_close(record, "failed", str(output) if output is not None else "error")
+            self.hermes_close(record, "failed", _output_text(step))
             return
         self.session.approvals += 1
         asked = {
@@ -283,3 +310,32 @@ class ToolSteps(TurnOutput):
             return
         self.write(rel, content)
         record["status"] = "completed"
+
+
+def _output_text(step: Step) -> str:
+    """The tool's output as the step gives it, else ``error`` for a failure, else nothing."""
+    output = step.get("output")
+    if output is not None:
+        return str(output)
+    return "error" if step.get("is_error", False) else ""
+
+
+def _text_result(step: Step) -> dict[str, Any]:
+    """The closing fields of a call that writes nothing: its output, ``failed`` or not."""
+    text = _output_text(step)
+    status = "failed" if step.get("is_error", False) else "completed"
+    return {"status": status, "rawOutput": text, "content": [text_content(text)]}
+
+
+#: The common ``tool_call`` fields (after its id) by scenario tool; any other is a named one.
+_CALL_SHAPES: dict[str, Callable[[ToolSteps, Step], dict[str, Any]]] = {
+    "write": ToolSteps.write_call,
+    "shell": ToolSteps.shell_call,
+}
+#: hermes' own shapes (recorded live); its other tools take the common one.
+_HERMES_TOOLS: dict[str, Callable[[ToolSteps, Step], None]] = {
+    "write": ToolSteps.hermes_write,
+    "shell": ToolSteps.hermes_shell,
+}
+#: The tools kimi asks permission for.
+_KIMI_ASKS = ("write", "shell")
