@@ -20,6 +20,7 @@ from fake_clis.base import path_str
 # A fake starts hundreds of times per conform: no dataclasses, typing, pathlib or re here.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from fake_clis.scenario import Step
@@ -69,70 +70,88 @@ class TurnRenderer(ToolSteps):
         raise Compaction(index, step)
 
     def step(self, step: Step) -> None:
-        kind = step.kind
-        if kind == "text":
-            separator = self.server.agent.text_separator
-            if self.text_ended and separator:
-                # hermes: the text of a later model message starts with the separator
-                # (recordings/real/hermes/happy.jsonl: "\n\nDone: hello.html is ready.").
-                chunks = [separator + step.chunks[0], *step.chunks[1:]]
-            else:
-                chunks = list(step.chunks)
-            self.text_ended = False
-            for chunk in chunks:
-                self.check()
-                self.update(chunk_update("agent_message_chunk", chunk))
-                self.turn.text.append(chunk)
-        elif kind == "thinking":
-            for chunk in step.chunks:
-                self.check()
-                self.update(chunk_update("agent_thought_chunk", chunk))
-                self.turn.thinking.append(chunk)
-        elif kind == "tool":
-            # hermes starts the text after a tool with its separator even when no text came
-            # before (recordings/real/hermes/shell.jsonl: "\n\nThe command printed hi.").
-            self.text_ended = True
-            self.tool(step)
-        elif kind == "usage":
-            self.usage(step)
-        elif kind == "sleep":
-            if self.server.channel.wait_cancel(self.prompt_id, float(step.get("ms", 0)) / 1000):
-                raise Stop
-        elif kind == "api_error":
-            reply = self.server.agent.api_error_reply
-            if reply is None:
-                raise ApiError(step)
-            self.server.api_error_seen = True
-            text = reply.format(
-                status=int(step.get("status", 500)), message=str(step.get("message", ""))
-            )
-            if text:
-                self.update(chunk_update("agent_message_chunk", text))
-                self.turn.text.append(text)
+        """Render one step with its kind's handler (:data:`_STEPS`)."""
+        _STEPS.get(step.kind, TurnRenderer.common_step)(self, step)
+
+    def common_step(self, step: Step) -> None:
+        """A step every fake renders alike (stderr, exit, ...); any other is an error."""
+        if not self.run.run_common_step(step):
+            raise ValueError(f"ACP fake cannot render step kind {step.kind!r}")
+
+    def text_step(self, step: Step) -> None:
+        separator = self.server.agent.text_separator
+        if self.text_ended and separator:
+            # hermes: the text of a later model message starts with the separator
+            # (recordings/real/hermes/happy.jsonl: "\n\nDone: hello.html is ready.").
+            chunks = [separator + step.chunks[0], *step.chunks[1:]]
+        else:
+            chunks = list(step.chunks)
+        self.text_ended = False
+        for chunk in chunks:
+            self.check()
+            self.update(chunk_update("agent_message_chunk", chunk))
+            self.turn.text.append(chunk)
+
+    def thinking_step(self, step: Step) -> None:
+        for chunk in step.chunks:
+            self.check()
+            self.update(chunk_update("agent_thought_chunk", chunk))
+            self.turn.thinking.append(chunk)
+
+    def tool_step(self, step: Step) -> None:
+        # hermes starts the text after a tool with its separator even when no text came
+        # before (recordings/real/hermes/shell.jsonl: "\n\nThe command printed hi.").
+        self.text_ended = True
+        self.tool(step)
+
+    def sleep_step(self, step: Step) -> None:
+        """Wait; a ``session/cancel`` meanwhile stops the turn."""
+        if self.server.channel.wait_cancel(self.prompt_id, float(step.get("ms", 0)) / 1000):
             raise Stop
-        elif kind == "malformed":
-            line = dumps(
-                self.notification(chunk_update("agent_message_chunk", step.text or "lost"))
-            )
-            self.run.out(line[: len(line) // 2])
-        elif kind == "foreign":
-            foreign = {
-                "jsonrpc": "2.0",
-                "method": "session/update",
-                "params": {
-                    "sessionId": f"foreign-{ids.uuid4()}",
-                    "update": chunk_update("agent_message_chunk", "text of another session"),
-                },
-            }
-            self.run.out(dumps(foreign))
-        elif kind == "oversize":
-            self.run.out(self.oversize_line(int(step.get("bytes", 1))))
-        elif kind == "crash" and step.get("mid_line"):
-            line = dumps(self.notification(chunk_update("agent_message_chunk", "cut off")))
-            self.run.out_raw(line[: len(line) // 2].encode("utf-8"))
-            self.run.exit(int(step.get("exit_code", 1)))
-        elif not self.run.run_common_step(step):
-            raise ValueError(f"ACP fake cannot render step kind {kind!r}")
+
+    def api_error_step(self, step: Step) -> None:
+        """The agent's own text for a failed model call, then the turn stops; an agent
+        without one fails the prompt (:class:`ApiError`)."""
+        reply = self.server.agent.api_error_reply
+        if reply is None:
+            raise ApiError(step)
+        self.server.api_error_seen = True
+        text = reply.format(
+            status=int(step.get("status", 500)), message=str(step.get("message", ""))
+        )
+        if text:
+            self.update(chunk_update("agent_message_chunk", text))
+            self.turn.text.append(text)
+        raise Stop
+
+    def malformed_step(self, step: Step) -> None:
+        """Half a notification line, then the next line."""
+        line = dumps(self.notification(chunk_update("agent_message_chunk", step.text or "lost")))
+        self.run.out(line[: len(line) // 2])
+
+    def foreign_step(self, step: Step) -> None:
+        """A text chunk for a session the client never opened."""
+        foreign = {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": f"foreign-{ids.uuid4()}",
+                "update": chunk_update("agent_message_chunk", "text of another session"),
+            },
+        }
+        self.run.out(dumps(foreign))
+
+    def oversize_step(self, step: Step) -> None:
+        self.run.out(self.oversize_line(int(step.get("bytes", 1))))
+
+    def crash_step(self, step: Step) -> None:
+        """``mid_line``: die halfway through a notification; any other crash is common."""
+        if not step.get("mid_line"):
+            self.common_step(step)
+            return
+        line = dumps(self.notification(chunk_update("agent_message_chunk", "cut off")))
+        self.run.out_raw(line[: len(line) // 2].encode("utf-8"))
+        self.run.exit(int(step.get("exit_code", 1)))
 
     def oversize_line(self, nbytes: int) -> str:
         """One valid ``available_commands_update`` line of exactly ``nbytes`` bytes."""
@@ -178,3 +197,18 @@ class TurnRenderer(ToolSteps):
             data["statusCode"] = status
             data["retryable"] = status >= 500 or status == 429
         return data
+
+
+#: The handler of each step kind the ACP fake renders itself; others are common steps.
+_STEPS: dict[str, Callable[[TurnRenderer, Step], None]] = {
+    "text": TurnRenderer.text_step,
+    "thinking": TurnRenderer.thinking_step,
+    "tool": TurnRenderer.tool_step,
+    "usage": TurnRenderer.usage,
+    "sleep": TurnRenderer.sleep_step,
+    "api_error": TurnRenderer.api_error_step,
+    "malformed": TurnRenderer.malformed_step,
+    "foreign": TurnRenderer.foreign_step,
+    "oversize": TurnRenderer.oversize_step,
+    "crash": TurnRenderer.crash_step,
+}
