@@ -840,88 +840,115 @@ def _codebuddy_result(
 
 def _claude_turn(session: _ClaudeSession, prompt: str) -> None:
     """One user turn: every scenario step rendered as Claude Code frames."""
-    run = session.run
     turn = _TurnState(started=time.monotonic())
     session.init_frame()
     session.status_frame()
-    stop_reason = run.scenario.stop_reason
-    for step in run.scenario.steps:
-        kind = step.kind
-        if kind == "thinking":
-            # claude 2.1.332 announces each thinking block with a running estimate
-            # (about 4 characters a token; recordings/real/claude/happy.jsonl).
-            estimate = max(1, -(-len(step.text) // 4))
-            turn.thinking_tokens += estimate
-            body = {
-                "subtype": "thinking_tokens",
-                "estimated_tokens": turn.thinking_tokens,
-                "estimated_tokens_delta": estimate,
-            }
-            frame = session.envelope("system", body)
-            del frame["parent_tool_use_id"]
-            if not session.flavour.codebuddy_wire:
-                session.out(frame)
-            session.block(
-                turn,
-                {"type": "thinking", "thinking": "", "signature": ""},
-                [{"type": "thinking_delta", "thinking": c} for c in step.chunks]
-                + [{"type": "signature_delta", "signature": "EqQBCkYIBxgCKkC"}],
-                {"type": "thinking", "thinking": step.text, "signature": "EqQBCkYIBxgCKkC"},
-            )
-        elif kind == "text":
-            session.block(
-                turn,
-                {"type": "text", "text": ""},
-                [{"type": "text_delta", "text": c} for c in step.chunks],
-                {"type": "text", "text": step.text},
-            )
-            turn.last_text.append(step.text)
-        elif kind == "tool":
-            _claude_tool(session, turn, step)
-        elif kind == "usage":
-            turn.usage["input_tokens"] += int(step.get("input_tokens", 0))
-            turn.usage["output_tokens"] += int(step.get("output_tokens", 0))
-            turn.usage["cache_read_input_tokens"] += int(step.get("cached_read_tokens", 0))
-            if step.get("cost_usd") is not None:
-                turn.cost = (turn.cost or 0.0) + float(step.get("cost_usd"))
-        elif kind == "api_error":
-            _claude_api_error(session, turn, step)
-            stop_reason = "stop_sequence"
-            break
-        elif kind == "malformed":
-            run.out(
-                truncated_line(
-                    session.envelope(
-                        "assistant",
-                        {
-                            "message": session.message(
-                                [{"type": "text", "text": step.text or "a frame cut short"}], turn
-                            )
-                        },
-                    )
-                )
-            )
-        elif kind == "foreign":
-            _claude_foreign(session)
-        elif kind == "oversize":
-            frame = session.envelope("system", {"subtype": "status", "status": "working"})
-            run.out(padded_line(frame, "detail", int(step.get("bytes", 1))))
-        elif kind == "crash" and step.get("mid_line"):
-            frame = session.envelope(
-                "assistant",
-                {"message": session.message([{"type": "text", "text": "cut off"}], turn)},
-            )
-            run.out_raw(truncated_line(frame).encode("utf-8"))
-            run.exit(int(step.get("exit_code", 1)))
-        elif not run.run_common_step(step):
-            raise ValueError(f"claude fake cannot render step kind {kind!r}")
-    if turn.api_error is None:
-        if not session.message_id:
-            # The model is called once more after a tool result and answers.
-            session.begin_message(turn)
-        session.end_message(turn, stop_reason)
-    else:
+    stop_reason = _claude_steps(session, turn)
+    _claude_close(session, turn, stop_reason)
+    _claude_result(session, turn, prompt, stop_reason)
+
+
+def _claude_steps(session: _ClaudeSession, turn: _TurnState) -> str:
+    """Render the scenario's steps, each with its kind's handler (:data:`_CLAUDE_STEPS`);
+    the turn's stop reason (a failed model call ends the turn there)."""
+    for step in session.run.scenario.steps:
+        _CLAUDE_STEPS.get(step.kind, _common_step)(session, turn, step)
+        if turn.api_error is not None:
+            return "stop_sequence"
+    return session.run.scenario.stop_reason
+
+
+def _common_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
+    """A step every fake renders alike (stderr, exit, ...); any other is an error."""
+    if not session.run.run_common_step(step):
+        raise ValueError(f"claude fake cannot render step kind {step.kind!r}")
+
+
+def _thinking_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
+    """A thinking block, announced by a running token estimate (not on CodeBuddy's wire)."""
+    # claude 2.1.332 announces each thinking block with a running estimate
+    # (about 4 characters a token; recordings/real/claude/happy.jsonl).
+    estimate = max(1, -(-len(step.text) // 4))
+    turn.thinking_tokens += estimate
+    body = {
+        "subtype": "thinking_tokens",
+        "estimated_tokens": turn.thinking_tokens,
+        "estimated_tokens_delta": estimate,
+    }
+    frame = session.envelope("system", body)
+    del frame["parent_tool_use_id"]
+    if not session.flavour.codebuddy_wire:
+        session.out(frame)
+    session.block(
+        turn,
+        {"type": "thinking", "thinking": "", "signature": ""},
+        [{"type": "thinking_delta", "thinking": c} for c in step.chunks]
+        + [{"type": "signature_delta", "signature": "EqQBCkYIBxgCKkC"}],
+        {"type": "thinking", "thinking": step.text, "signature": "EqQBCkYIBxgCKkC"},
+    )
+
+
+def _text_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
+    session.block(
+        turn,
+        {"type": "text", "text": ""},
+        [{"type": "text_delta", "text": c} for c in step.chunks],
+        {"type": "text", "text": step.text},
+    )
+    turn.last_text.append(step.text)
+
+
+def _usage_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
+    """Add the step's tokens and cost to the turn's (reported by the result)."""
+    turn.usage["input_tokens"] += int(step.get("input_tokens", 0))
+    turn.usage["output_tokens"] += int(step.get("output_tokens", 0))
+    turn.usage["cache_read_input_tokens"] += int(step.get("cached_read_tokens", 0))
+    if step.get("cost_usd") is not None:
+        turn.cost = (turn.cost or 0.0) + float(step.get("cost_usd"))
+
+
+def _malformed_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
+    """An assistant frame cut short, then the next line."""
+    content = [{"type": "text", "text": step.text or "a frame cut short"}]
+    frame = session.envelope("assistant", {"message": session.message(content, turn)})
+    session.run.out(truncated_line(frame))
+
+
+def _foreign_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
+    _claude_foreign(session)
+
+
+def _oversize_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
+    frame = session.envelope("system", {"subtype": "status", "status": "working"})
+    session.run.out(padded_line(frame, "detail", int(step.get("bytes", 1))))
+
+
+def _crash_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
+    """``mid_line``: die halfway through an assistant frame; any other crash is common."""
+    if not step.get("mid_line"):
+        _common_step(session, turn, step)
+        return
+    content = [{"type": "text", "text": "cut off"}]
+    frame = session.envelope("assistant", {"message": session.message(content, turn)})
+    session.run.out_raw(truncated_line(frame).encode("utf-8"))
+    session.run.exit(int(step.get("exit_code", 1)))
+
+
+def _claude_close(session: _ClaudeSession, turn: _TurnState, stop_reason: str) -> None:
+    """End the open message (a failed model call leaves it open and marks the session)."""
+    if turn.api_error is not None:
         session.errored = True
+        return
+    if not session.message_id:
+        # The model is called once more after a tool result and answers.
+        session.begin_message(turn)
+    session.end_message(turn, stop_reason)
+
+
+def _claude_result(
+    session: _ClaudeSession, turn: _TurnState, prompt: str, stop_reason: str
+) -> None:
+    """The ``result`` frame, the saved session, and the reply in the asked output format."""
     if session.flavour.codebuddy_wire:
         session.init_frame()  # recordings/real/codebuddy: init again before the result
     result = session.result(turn, stop_reason)
@@ -929,9 +956,9 @@ def _claude_turn(session: _ClaudeSession, prompt: str) -> None:
     reply = str(result.get("result", turn.api_error or ""))
     session.save(prompt, reply)
     if session.output_format == "json":
-        emit(run, result)
+        emit(session.run, result)
     elif session.output_format == "text":
-        run.out(reply)
+        session.run.out(reply)
 
 
 def _claude_api_error(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
@@ -988,6 +1015,20 @@ def _claude_foreign(session: _ClaudeSession) -> None:
     frame["session_id"] = ids.uuid4()
     frame["error"] = "server_error"
     session.out(frame)
+
+
+#: The handler of each step kind the claude fake renders itself; others are common steps.
+_CLAUDE_STEPS: dict[str, Callable[[_ClaudeSession, _TurnState, Step], None]] = {
+    "thinking": _thinking_step,
+    "text": _text_step,
+    "tool": _claude_tool,
+    "usage": _usage_step,
+    "api_error": _claude_api_error,
+    "malformed": _malformed_step,
+    "foreign": _foreign_step,
+    "oversize": _oversize_step,
+    "crash": _crash_step,
+}
 
 
 def _auth_status(run: FakeRun) -> int:
