@@ -371,45 +371,85 @@ def _aider_edits(content: str, chat_files: list[str]) -> list[tuple[str, str]]:
     """WholeFileCoder.get_edits: ``(path, new content)`` per file listing, in reply order
     (the first listing of a path wins). Raises ValueError as aider does for a fence with no
     file name before it (and no single chat file to fall back on)."""
-    fence = "```"
     lines = content.splitlines(keepends=True)
-    edits: list[tuple[str, str, list[str]]] = []
-    saw: str | None = None
-    fname: str | None = None
-    source = ""
-    new_lines: list[str] = []
+    listings = _Listings(chat_files)
     for i, line in enumerate(lines):
-        if line.startswith(fence):
-            if fname is not None:  # the end of a listing
-                saw = None
-                edits.append((fname, source, new_lines))
-                fname, source, new_lines = None, "", []
-                continue
-            if i > 0:
-                source = "block"
-                fname = lines[i - 1].strip().strip("*").rstrip(":").strip("`").lstrip("#")
-                fname = fname.strip()
-                if len(fname) > 250:
-                    fname = ""
-                if fname and fname not in chat_files and _path_name(fname) in chat_files:
-                    fname = _path_name(fname)
-            if not fname:
-                if saw:
-                    fname, source = saw, "saw"
-                elif len(chat_files) == 1:
-                    fname, source = chat_files[0], "chat"
-                else:
-                    raise ValueError(f"No filename provided before {fence} in file listing")
-        elif fname is not None:
-            new_lines.append(line)
+        if line.startswith(_FENCE):
+            listings.fence(lines[i - 1] if i > 0 else None)
+        elif listings.fname is not None:
+            listings.new_lines.append(line)
         else:
-            for raw_word in line.strip().split():
-                word = raw_word.rstrip(".:,;!")
-                for chat_file in chat_files:
-                    if word == f"`{chat_file}`":
-                        saw = chat_file
-    if fname:
-        edits.append((fname, source, new_lines))
+            listings.mention(line)
+    listings.close()
+    return _first_edits(listings.edits)
+
+
+_FENCE = "```"
+
+
+class _Listings:
+    """WholeFileCoder.get_edits while it reads a reply: the file listings found so far,
+    the one open (its name, where the name came from, its lines) and the chat file last
+    named in backquotes outside a listing."""
+
+    def __init__(self, chat_files: list[str]) -> None:
+        self.chat_files = chat_files
+        self.edits: list[tuple[str, str, list[str]]] = []
+        self.saw: str | None = None
+        self.fname: str | None = None
+        self.source = ""
+        self.new_lines: list[str] = []
+
+    def fence(self, before: str | None) -> None:
+        """A fence line: it ends the open listing, else opens one named by the line
+        ``before`` it (or by the chat file last named, or by the only chat file)."""
+        if self.fname is not None:
+            self.saw = None
+            self.edits.append((self.fname, self.source, self.new_lines))
+            self.fname, self.source, self.new_lines = None, "", []
+            return
+        if before is not None:
+            self.source = "block"
+            self.fname = _listing_name(before, self.chat_files)
+        if not self.fname:
+            self.fname, self.source = self._unnamed()
+
+    def _unnamed(self) -> tuple[str, str]:
+        """The name of a listing with none before its fence, and where it came from."""
+        if self.saw:
+            return self.saw, "saw"
+        if len(self.chat_files) == 1:
+            return self.chat_files[0], "chat"
+        raise ValueError(f"No filename provided before {_FENCE} in file listing")
+
+    def mention(self, line: str) -> None:
+        """A line outside a listing: remember the last chat file it names in backquotes."""
+        for raw_word in line.strip().split():
+            word = raw_word.rstrip(".:,;!")
+            for chat_file in self.chat_files:
+                if word == f"`{chat_file}`":
+                    self.saw = chat_file
+
+    def close(self) -> None:
+        """At the end of the reply: keep a listing left open, when it has a name."""
+        if self.fname:
+            self.edits.append((self.fname, self.source, self.new_lines))
+
+
+def _listing_name(line: str, chat_files: list[str]) -> str:
+    """The file name on the line before a fence, markdown stripped; a bare name stands for
+    the chat file it names; over 250 characters it is no name."""
+    fname = line.strip().strip("*").rstrip(":").strip("`").lstrip("#").strip()
+    if len(fname) > 250:
+        return ""
+    if fname and fname not in chat_files and _path_name(fname) in chat_files:
+        return _path_name(fname)
+    return fname
+
+
+def _first_edits(edits: list[tuple[str, str, list[str]]]) -> list[tuple[str, str]]:
+    """One edit per path: a listing named before its fence over one named earlier in the
+    text over the lone chat file; among equals, the first in the reply."""
     seen: set[str] = set()
     refined: list[tuple[str, str]] = []
     for wanted in ("block", "saw", "chat"):
