@@ -12,7 +12,10 @@ chunks, as a pipe delivers it, from bytes to events:
   (guards on); CPU time from ``time.process_time``, after one warm-up pass.
 
 Rounds alternate node, ours, node, ours ... and the medians are compared: the
-figure is ours / node (target <= 1.2).
+figure is ours / node (target <= 1.2). Each side's floor is timed too: the same
+chunks framed into lines and decoded, no handler (node ``JSON.parse``; ours orjson,
+``json.loads`` without it). Ours-floor / node is the least ours / node that a parser
+decoding every line with that reader can reach.
 
 The upstream source stays outside this repository. Give a checkout of
 nexu-io/open-design (or the ``claude-stream.ts`` file itself, with the modules it
@@ -36,7 +39,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -50,31 +55,53 @@ ESBUILD = "esbuild@0.28.2"
 #: Where claude-stream.ts has lived in the upstream tree, newest first.
 UPSTREAM_PLACES = ("apps/daemon/src/runtimes/claude-stream.ts", "apps/daemon/src/claude-stream.ts")
 
-#: Node side: one warm-up pass, then one timed pass per "run" line on stdin, answered
-#: with a JSON line {"cpu_s", "events"}. Arguments: bundle, stream file, chunk size.
+#: Node side: one warm-up pass each, then per "run" line on stdin one timed parser pass
+#: and one floor pass, answered with a JSON line {"cpu_s", "floor_s", "events"}.
+#: Arguments: bundle, stream file, chunk size.
 RUNNER_JS = r"""
 const fs = require('fs');
 const { StringDecoder } = require('string_decoder');
 const { createClaudeStreamHandler } = require(process.argv[2]);
 const data = fs.readFileSync(process.argv[3]);
 const chunk = Number(process.argv[4]);
-function pass() {
-  let events = 0;
-  const handler = createClaudeStreamHandler(() => { events += 1; });
+function chunks(feed) {
   const decoder = new StringDecoder('utf8');
   for (let at = 0; at < data.length; at += chunk) {
-    handler.feed(decoder.write(data.subarray(at, at + chunk)));
+    feed(decoder.write(data.subarray(at, at + chunk)));
   }
-  handler.feed(decoder.end());
+  feed(decoder.end());
+}
+function parserPass() {
+  let events = 0;
+  const handler = createClaudeStreamHandler(() => { events += 1; });
+  chunks(handler.feed);
   handler.flush();
   return events;
 }
-pass();
-require('readline').createInterface({ input: process.stdin }).on('line', () => {
+function floorPass() {
+  let buffer = '';
+  chunks((text) => {
+    buffer += text;
+    let nl;
+    while ((nl = buffer.indexOf('\n')) !== -1) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line) JSON.parse(line);
+    }
+  });
+}
+function cpu(fn) {
   const start = process.cpuUsage();
-  const events = pass();
+  const result = fn();
   const used = process.cpuUsage(start);
-  process.stdout.write(JSON.stringify({ cpu_s: (used.user + used.system) / 1e6, events }) + '\n');
+  return [(used.user + used.system) / 1e6, result];
+}
+parserPass();
+floorPass();
+require('readline').createInterface({ input: process.stdin }).on('line', () => {
+  const [cpuS, events] = cpu(parserPass);
+  const [floorS] = cpu(floorPass);
+  process.stdout.write(JSON.stringify({ cpu_s: cpuS, floor_s: floorS, events }) + '\n');
 });
 """
 
@@ -127,6 +154,29 @@ def bundle(source: Path, cache: Path) -> Path:
     return out
 
 
+def _reader() -> Callable[[bytes], Any]:
+    try:
+        import orjson
+    except ImportError:
+        return json.loads
+    return orjson.loads
+
+
+def floor(data: bytes) -> float:
+    """CPU seconds to frame ``data`` into lines (CHUNK-byte feeds) and decode each one."""
+    loads = _reader()
+    start = time.process_time()
+    rest = b""
+    for at in range(0, len(data), CHUNK):
+        *lines, rest = (rest + data[at : at + CHUNK]).split(b"\n")
+        for line in lines:
+            if line:
+                loads(line)
+    if rest:
+        loads(rest)
+    return time.process_time() - start
+
+
 def ours(data: bytes) -> tuple[float, int]:
     """CPU seconds and event count for our parser over ``data`` in CHUNK-byte feeds."""
     start = time.process_time()
@@ -151,7 +201,7 @@ class NodeSide:
             text=True,
         )
 
-    def run(self) -> tuple[float, int]:
+    def run(self) -> tuple[float, float, int]:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write("run\n")
         self._proc.stdin.flush()
@@ -159,7 +209,7 @@ class NodeSide:
         if not line:
             raise Failed(f"the node runner exited with code {self._proc.wait()}")
         answer = json.loads(line)
-        return float(answer["cpu_s"]), int(answer["events"])
+        return float(answer["cpu_s"]), float(answer["floor_s"]), int(answer["events"])
 
     def close(self) -> None:
         assert self._proc.stdin is not None
@@ -191,19 +241,30 @@ def measure(opts: argparse.Namespace) -> None:
         side = NodeSide(node, bundled, stream)
         try:
             ours(data)
+            floor(data)
             t_node: list[float] = []
+            t_node_floor: list[float] = []
             t_ours: list[float] = []
+            t_ours_floor: list[float] = []
             for _ in range(rounds):
-                cpu, n_node = side.run()
+                cpu, cpu_floor, n_node = side.run()
                 t_node.append(cpu)
+                t_node_floor.append(cpu_floor)
                 cpu, n_ours = ours(data)
                 t_ours.append(cpu)
+                t_ours_floor.append(floor(data))
         finally:
             side.close()
     m_node, m_ours = statistics.median(t_node), statistics.median(t_ours)
-    print(f"  node (upstream claude-stream.ts): {m_node:7.3f}  ({n_node} events)")
-    print(f"  ours (feed + finish)            : {m_ours:7.3f}  ({n_ours} events)")
+    f_node, f_ours = statistics.median(t_node_floor), statistics.median(t_ours_floor)
+    reader = f"{_reader().__module__}.loads"
+    print(f"  {'node (upstream claude-stream.ts)':34}: {m_node:7.3f}  ({n_node} events)")
+    print(f"  {'ours (feed + finish)':34}: {m_ours:7.3f}  ({n_ours} events)")
+    print(f"  {'node floor (lines + JSON.parse)':34}: {f_node:7.3f}")
+    print(f"  {f'ours floor (lines + {reader})':34}: {f_ours:7.3f}")
     print(f"  ours / node: {m_ours / m_node:.2f}x (target <= {TARGET})")
+    print(f"  ours floor / node: {f_ours / m_node:.2f}x (the least ours / node with that reader)")
+    print(f"  ours / ours floor: {m_ours / f_ours:.2f}x, node / node floor: {m_node / f_node:.2f}x")
 
 
 def main() -> int:
