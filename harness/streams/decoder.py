@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice, repeat
 from typing import Any, NamedTuple
 
 from harness.events import json_safe
@@ -68,6 +68,8 @@ class OversizeLine:
 
 
 DecodedItem = Line | OversizeLine
+#: ``tuple.__new__``: a :class:`Line` built from its fields, skipping its ``__new__``.
+_new_tuple = tuple.__new__
 
 
 class LineDecoder:
@@ -121,6 +123,12 @@ class LineDecoder:
             texts = data.decode("ascii").split("\n")
             first_item = self._first_item(texts[0].encode("ascii"))
             self._append_partial(texts.pop().encode("ascii"))
+            if len(data) <= self._max and 13 not in data:
+                # No line here can be oversize or end in "\r": every later Line is
+                # built in C (``map``/``zip``), with no Python step per line.
+                whole = texts[1:]
+                lines = zip(whole, map(len, whole), repeat(False))
+                return chain((first_item,), map(_new_tuple, repeat(Line), lines))
             return self._whole_texts(first_item, texts)
         parts = data.split(b"\n")
         first_item = self._first_item(parts[0])
