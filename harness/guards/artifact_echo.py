@@ -177,6 +177,16 @@ class ArtifactEchoGuard:
             if len(self._recent) > MAX_RECENT_WRITES:
                 del self._recent[0]
 
+    def passes_through(self, text: str) -> bool:
+        """True when :meth:`feed_text` would return ``text`` as is and change nothing.
+
+        One cheap check for a parser's hot loop: outside a block, with nothing held,
+        text with no ``<`` can neither open a block nor end in a prefix of its tag.
+        """
+        if self._in_block or self._held:
+            return False
+        return "<" not in text or not (self._suppress_next or self._recent)
+
     def feed_text(self, text: str) -> str:
         """Feed one chunk of visible text; return what may be shown now."""
         # ``armed``, spelled out: this runs once per text delta.

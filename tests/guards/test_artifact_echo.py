@@ -352,3 +352,31 @@ def test_any_split_gives_the_same_output(
     assert run(ArtifactEchoGuard(), *split_text(text, cuts)) == text
     if not contents:
         assert whole == text
+
+
+def _echo_state(guard: ArtifactEchoGuard) -> tuple[Any, ...]:
+    return tuple(
+        list(value) if isinstance(value, list) else value
+        for value in (getattr(guard, name) for name in ArtifactEchoGuard.__slots__)
+    )
+
+
+@pytest.mark.rule("ECHO-HOLD-001", "ECHO-SUPPRESS-001")
+@given(
+    writes=st.lists(st.sampled_from(["<p>x</p>", "abc", ""]), max_size=2),
+    chunks=st.lists(st.text(alphabet="ab<>/artifc \n", max_size=14), max_size=8),
+)
+def test_passes_through_only_when_feeding_would_return_the_text_unchanged(
+    writes: list[str], chunks: list[str]
+) -> None:
+    """The parser's cheap check: True means feed_text returns the text, state unchanged."""
+    guard = ArtifactEchoGuard()
+    for content in writes:
+        guard.observe_tool_use("Write", {"file_path": "/p/a.md", "content": content})
+    for chunk in chunks:
+        before = _echo_state(guard)
+        passes = guard.passes_through(chunk)
+        out = guard.feed_text(chunk)
+        if passes:
+            assert out == chunk
+            assert _echo_state(guard) == before
