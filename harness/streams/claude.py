@@ -9,6 +9,7 @@ import json
 import math
 import re
 import reprlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +27,16 @@ from harness.events import (
 )
 from harness.guards.artifact_echo import ArtifactEchoGuard
 from harness.guards.role_marker import RoleMarkerGuard
-from harness.streams import UnknownStreamFormatError
-from harness.streams.base import JsonlStreamParser, js_trim
-from harness.streams.decoder import DEFAULT_MAX_LINE_BYTES, loads_json
+from harness.streams import UnknownStreamFormatError, fast_json
+from harness.streams.base import _TRIM, JsonlStreamParser, js_trim
+from harness.streams.decoder import (
+    DEFAULT_MAX_LINE_BYTES,
+    SHALLOW_TEXT,
+    DecodedItem,
+    Line,
+    loads_json,
+    may_nest_too_deep,
+)
 
 __all__ = ["FORMAT", "PROMPT_TOO_LONG_RE", "ClaudeStreamParser", "create"]
 
@@ -270,6 +278,74 @@ class ClaudeStreamParser(JsonlStreamParser):
             return True
         # CLAUDE-RAW-001: unknown types (rate_limit_event, control_request …) -> raw.
         return False
+
+    def _read(self, items: Iterable[DecodedItem], *, suspect: bool) -> None:
+        """The base loop with a text delta handled in place, with no call but the guards'.
+
+        Why an override: text deltas are most lines of a run, and the base path spends
+        seven Python calls on each (handle, dispatch, the echo and role guards, the
+        event). Anything unusual (a line the base loop would vet or refuse, another
+        frame, a message with no id, no role guard yet or a contaminated one, a wrapper
+        that already gave the text, text the echo guard may hold) takes the general
+        path, so events are the same.
+        """
+        general = super()._read
+        fast = fast_json.LOADS
+        if suspect or fast is None:
+            general(items, suspect=suspect)
+            return
+        refused = fast_json.FastJsonError
+        handle = self.handle
+        out = self._out
+        guards = self._guards
+        text_from_wrapper = self._text_from_wrapper
+        text_streamed = self._text_streamed
+        echo = self._echo
+        for item in items:
+            if type(item) is not Line:
+                general((item,), suspect=False)  # oversize: the base rules
+                continue
+            line = item[0].strip(_TRIM)  # js_trim, inlined
+            if not line or (len(line) > SHALLOW_TEXT and may_nest_too_deep(line)):
+                general((item,), suspect=False)  # blank, or deep enough to vet: base rules
+                continue
+            try:
+                value = fast(line)
+            except refused:
+                general((item,), suspect=False)
+                continue
+            if type(value) is not dict:
+                general((item,), suspect=False)  # valid JSON, not an object
+                continue
+            # The text-delta frame, read in place of handle -> _on_text_delta.
+            event: Any = value.get("event") if value.get("type") == "stream_event" else None
+            delta: Any = event.get("delta") if type(event) is dict else None
+            text: Any = delta.get("text") if type(delta) is dict else None
+            message_id = self._message_id
+            if (
+                type(text) is str
+                and message_id
+                and delta.get("type") == "text_delta"
+                and event.get("type") == "content_block_delta"
+                and (guard := guards.get(message_id)) is not None
+                and not guard.contaminated
+                and message_id not in text_from_wrapper
+                and echo.passes_through(text)
+            ):
+                # seed 002 §7.2 (CLAUDE-DEDUPE-TEXT-001), then ref §2.1.5 emitSafeText.
+                text_streamed.add(message_id)
+                self._current_streamed_text = True
+                safe = guard.feed_text(text)
+                if safe:
+                    out.append(text_delta(safe))
+                if guard.contaminated:
+                    # seed 002 §7.5 (CLAUDE-GUARD-001): the marker's warning.
+                    warning = guard.warning_event(message_id)
+                    if warning is not None:
+                        out.append(warning)
+                continue
+            if not handle(value, line):
+                self.emit_raw(line, item[1])
 
     def on_finish(self) -> None:
         # ref §2.1.6 (ECHO-HOLD-001): held artifact text is flushed at end of output.
