@@ -123,12 +123,14 @@ class LineDecoder:
             texts = data.decode("ascii").split("\n")
             first_item = self._first_item(texts[0].encode("ascii"))
             self._append_partial(texts.pop().encode("ascii"))
-            if len(data) <= self._max and 13 not in data:
-                # No line here can be oversize or end in "\r": every later Line is
-                # built in C (``map``/``zip``), with no Python step per line.
+            if 13 not in data:
+                # No line ends in "\r": when none is oversize either, every later Line
+                # is built in C (``map``/``zip``), with no Python step per line.
                 whole = texts[1:]
-                lines = zip(whole, map(len, whole), repeat(False))
-                return chain((first_item,), map(_new_tuple, repeat(Line), lines))
+                sizes = list(map(len, whole))
+                if max(sizes, default=0) <= self._max:
+                    lines = zip(whole, sizes, repeat(False))
+                    return chain((first_item,), map(_new_tuple, repeat(Line), lines))
             return self._whole_texts(first_item, texts)
         parts = data.split(b"\n")
         first_item = self._first_item(parts[0])

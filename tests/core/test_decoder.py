@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.streams.decoder import Line, LineDecoder, OversizeLine
@@ -132,6 +132,8 @@ ascii_lines = st.lists(
     limit=st.integers(1, 64),
 )
 @settings(max_examples=300)
+# A whole ASCII chunk with no CR whose middle line is over the limit.
+@example(data=b"a\nabcdefgh\nb\n", cuts=[], limit=4)
 def test_ascii_and_other_chunks_frame_as_the_reference(
     data: bytes, cuts: list[int], limit: int
 ) -> None:
