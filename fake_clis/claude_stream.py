@@ -818,10 +818,11 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
     }
     user = session.envelope("user", {"message": {"role": "user", "content": [block]}})
     user["tool_use_result"] = result_extra
-    # The real claude (recordings/real/claude): the tool_result line precedes this
-    # message's message_delta.
-    session.out(user)
+    # claude 2.1.332 with --include-partial-messages ends the model's message
+    # (message_delta, message_stop) before it prints the tool's result
+    # (recordings/real/claude/happy-partial.jsonl).
     session.end_message(turn, "tool_use")
+    session.out(user)
 
 
 def _codebuddy_result(

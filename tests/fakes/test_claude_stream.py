@@ -206,9 +206,10 @@ def test_claude_happy_without_partial_messages(fake: FakeCli) -> None:
 
 
 @pytest.mark.rule("FAKE-CLAUDE-004")
-def test_partial_frames_follow_the_2_1_259_order(fake: FakeCli) -> None:
-    """wire §A.4 / ref §2.1.3 / the real claude (recordings/real/claude): wrapper per block,
-    stop reason only in deltas."""
+def test_partial_frames_follow_the_2_1_332_order(fake: FakeCli) -> None:
+    """wire §A.4 / ref §2.1.3 / the real claude (recordings/real/claude/happy-partial.jsonl):
+    wrapper per block, stop reason only in deltas, the message ended before the tool's
+    result."""
     result = run_claude(fake, [*HEAD, "--include-partial-messages", *BYPASS])
     assert result.code == 0, result.err
     seq = frames(result)
@@ -226,8 +227,9 @@ def test_partial_frames_follow_the_2_1_259_order(fake: FakeCli) -> None:
         if f["type"] in ("stream_event", "user")
     ]
     tool_result_at = inner.index("user")
-    assert inner[tool_result_at - 1] == "content_block_stop"
-    assert inner[tool_result_at + 1 : tool_result_at + 3] == ["message_delta", "message_stop"]
+    before = inner[tool_result_at - 3 : tool_result_at]
+    assert before == ["content_block_stop", "message_delta", "message_stop"]
+    assert inner[tool_result_at + 1] == "message_start"
     deltas = [f["event"] for f in seq if f.get("event", {}).get("type") == "message_delta"]
     assert [d["delta"]["stop_reason"] for d in deltas] == ["tool_use", "end_turn"]
     final = seq[-1]
