@@ -829,7 +829,7 @@ class _Reader:
         if created is not None and not isinstance(created, str):
             raise self.fail(line, f"'created' must be a string, got {created!r}")
         delivery = obj["prompt_delivery"]
-        if delivery not in _DELIVERIES:
+        if not isinstance(delivery, str) or delivery not in _DELIVERIES:
             raise self.fail(
                 line, f"'prompt_delivery' must be one of {sorted(_DELIVERIES)}, got {delivery!r}"
             )

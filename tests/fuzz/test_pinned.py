@@ -187,6 +187,21 @@ def test_a_recording_with_a_huge_chunk_time_is_a_recording_error(huge: str) -> N
         parse_recording(b"\n".join(lines))
 
 
+@pytest.mark.parametrize("delivery", [["stdin"], {"stdin": 1}, 1, None])
+def test_a_recording_whose_prompt_delivery_is_no_string_is_a_recording_error(
+    delivery: object,
+) -> None:
+    from harness.recording.record import RecordingError, parse_recording
+
+    data = (RECORDINGS / "plain" / "happy.jsonl").read_bytes()
+    lines = data.split(b"\n")
+    header = json.loads(lines[0])
+    header["prompt_delivery"] = delivery
+    lines[0] = json.dumps(header).encode()
+    with pytest.raises(RecordingError, match="'prompt_delivery' must be one of"):
+        parse_recording(b"\n".join(lines))
+
+
 # -- the command line: what it prints always encodes ------------------------------------------
 
 
