@@ -19,7 +19,7 @@ import enum
 import ntpath
 import posixpath
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness import __version__
@@ -29,12 +29,11 @@ from harness.protocols import jsonrpc
 from harness.protocols.base import (
     Actions,
     RunStatus,
-    SessionError,
     SessionRequest,
     SessionState,
     SetDeadline,
 )
-from harness.protocols.core import SessionCore
+from harness.protocols.core import CoreViews, SessionCore
 from harness.protocols.jsonrpc import (
     CODEX_APP_SERVER,
     ErrorResponse,
@@ -290,7 +289,7 @@ def _kind_name(kind: Any) -> str | None:
 # -- the session ------------------------------------------------------------------------------
 
 
-class CodexAppServerSession:
+class CodexAppServerSession(CoreViews):
     """One run of ``codex app-server`` (implements ``TwoWaySession``)."""
 
     def __init__(
@@ -347,25 +346,9 @@ class CodexAppServerSession:
     # -- properties ---------------------------------------------------------------------------
 
     @property
-    def state(self) -> SessionState:
-        return self._core.state
-
-    @property
     def session_id(self) -> str | None:
         """The thread id (capture-style resume handle); kept after the run ends."""
         return self._thread_id
-
-    @property
-    def counters(self) -> Mapping[str, int]:
-        return self._core.counters
-
-    @property
-    def status(self) -> RunStatus | None:
-        return self._core.status
-
-    @property
-    def error(self) -> SessionError | None:
-        return self._core.error
 
     @property
     def user_agent(self) -> str | None:

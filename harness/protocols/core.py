@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from harness.protocols.base import (
     Actions,
@@ -26,7 +26,7 @@ from harness.protocols.base import (
 )
 from harness.protocols.machine import Machine
 
-__all__ = ["EndHook", "SessionCore"]
+__all__ = ["CoreViews", "EndHook", "SessionCore"]
 
 P = TypeVar("P", bound=enum.Enum)
 T = TypeVar("T", bound=enum.Enum)
@@ -224,3 +224,25 @@ class SessionCore(Generic[P, T]):
         if after is not None:
             actions.controls.append(Terminate(after_ms=after))
         actions.controls.append(Finished(status, error))
+
+
+class CoreViews:
+    """What every session shows of its core: state, counters, status and error."""
+
+    _core: SessionCore[Any, Any]
+
+    @property
+    def state(self) -> SessionState:
+        return self._core.state
+
+    @property
+    def counters(self) -> Mapping[str, int]:
+        return self._core.counters
+
+    @property
+    def status(self) -> RunStatus | None:
+        return self._core.status
+
+    @property
+    def error(self) -> SessionError | None:
+        return self._core.error

@@ -15,7 +15,6 @@ Design: docs/design/protocols.md#harness.protocols.dsh
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 
 from harness.events import (
     Error,
@@ -32,12 +31,11 @@ from harness.events import (
 from harness.protocols.base import (
     Actions,
     RunStatus,
-    SessionError,
     SessionRequest,
     SessionState,
     SetDeadline,
 )
-from harness.protocols.core import SessionCore
+from harness.protocols.core import CoreViews, SessionCore
 from harness.protocols.dsh_frames import (
     ContentFrame,
     FrameError,
@@ -134,7 +132,7 @@ _STATE = {
 }
 
 
-class DshProfileSession:
+class DshProfileSession(CoreViews):
     """One run of the dsh profile protocol (implements ``TwoWaySession``)."""
 
     def __init__(
@@ -175,25 +173,9 @@ class DshProfileSession:
     # -- properties -----------------------------------------------------------
 
     @property
-    def state(self) -> SessionState:
-        return self._core.state
-
-    @property
     def session_id(self) -> str | None:
         """The validated session id; kept after cancellation (seed 001 §7)."""
         return self._session_id
-
-    @property
-    def counters(self) -> Mapping[str, int]:
-        return self._core.counters
-
-    @property
-    def status(self) -> RunStatus | None:
-        return self._core.status
-
-    @property
-    def error(self) -> SessionError | None:
-        return self._core.error
 
     @property
     def execute_sent(self) -> bool:

@@ -28,12 +28,11 @@ from harness.protocols.base import (
     Actions,
     LocalProtocolError,
     RunStatus,
-    SessionError,
     SessionRequest,
     SessionState,
     SetDeadline,
 )
-from harness.protocols.core import SessionCore
+from harness.protocols.core import CoreViews, SessionCore
 from harness.protocols.machine import Machine
 from harness.streams.base import js_trim
 from harness.streams.decoder import Line, LineDecoder, OversizeLine, dumps_json, loads_json
@@ -261,7 +260,7 @@ def _bounded(line: str) -> str:
     return line if len(line) <= ERROR_RAW_LIMIT else line[:ERROR_RAW_LIMIT]
 
 
-class PiRpcSession:
+class PiRpcSession(CoreViews):
     """One run of pi's RPC mode (implements ``TwoWaySession``)."""
 
     def __init__(
@@ -305,25 +304,9 @@ class PiRpcSession:
     # -- properties -------------------------------------------------------------
 
     @property
-    def state(self) -> SessionState:
-        return self._core.state
-
-    @property
     def session_id(self) -> str | None:
         """The captured session file (see :meth:`capture_session_file`), else ``None``."""
         return self._session_file
-
-    @property
-    def counters(self) -> Mapping[str, int]:
-        return self._core.counters
-
-    @property
-    def status(self) -> RunStatus | None:
-        return self._core.status
-
-    @property
-    def error(self) -> SessionError | None:
-        return self._core.error
 
     def capture_session_file(
         self, before: Mapping[str, tuple[int, float]], after: Mapping[str, tuple[int, float]]

@@ -43,11 +43,10 @@ from harness.protocols.acp.turn import Turn
 from harness.protocols.base import (
     Actions,
     RunStatus,
-    SessionError,
     SessionRequest,
-    SessionState,
     SetDeadline,
 )
+from harness.protocols.core import CoreViews
 from harness.protocols.jsonrpc import (
     Invalid,
     JsonItem,
@@ -71,7 +70,7 @@ def _is_absolute(path: str) -> bool:
     return posixpath.isabs(path) or bool(re.match(r"^(?:[A-Za-z]:[\\/]|\\\\)", path))
 
 
-class AcpSession:
+class AcpSession(CoreViews):
     """One run of an ACP agent (implements ``TwoWaySession``)."""
 
     def __init__(
@@ -139,10 +138,6 @@ class AcpSession:
         return self._config
 
     @property
-    def state(self) -> SessionState:
-        return self._core.state
-
-    @property
     def session_id(self) -> str | None:
         """The ACP ``sessionId`` (the ``session/load`` handle for a later turn)."""
         return self._run.session_id
@@ -151,18 +146,6 @@ class AcpSession:
     def durable_session_id(self) -> str | None:
         """ref §2.6 step 3: ``result.openCodeSessionId`` when given, else ``sessionId``."""
         return self._run.durable_session_id
-
-    @property
-    def counters(self) -> Mapping[str, int]:
-        return self._core.counters
-
-    @property
-    def status(self) -> RunStatus | None:
-        return self._core.status
-
-    @property
-    def error(self) -> SessionError | None:
-        return self._core.error
 
     @property
     def agent_info(self) -> Mapping[str, Any] | None:
