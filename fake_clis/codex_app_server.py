@@ -51,6 +51,20 @@ _POLICIES = ("untrusted", "on-request", "granular", "never")
 _INVALID = -32600
 _NOT_EMULATED = -32601
 _CONTEXT_WINDOW = 258400
+#: The rate-limit snapshot codex 0.171.0 sends when a model call against a custom provider
+#: ends (no limits are known, so every field is null but the id).
+_RATE_LIMITS: dict[str, Any] = {
+    "limitId": "codex",
+    "limitName": None,
+    "normalModelSlug": None,
+    "primary": None,
+    "secondary": None,
+    "credits": None,
+    "individualLimit": None,
+    "spendControlReached": None,
+    "planType": None,
+    "rateLimitReachedType": None,
+}
 #: Request methods of codex 0.171.0 (ClientRequest.json) the fake does not emulate.
 _KNOWN_METHODS = frozenset(
     {
@@ -214,6 +228,8 @@ class _AppServer:
         # The active turn: (thread, turn id); interrupt requested by the client.
         self.active: tuple[_Thread, str] | None = None
         self.interrupt = False
+        #: The ids of the turn/interrupt requests answered once the turn has stopped.
+        self.interrupts: list[Any] = []
         self.items = 0
         home = run.env.get("CODEX_HOME")
         self.codex_home = home if home else os.path.join(run.home, ".codex")
@@ -549,16 +565,23 @@ class _AppServer:
         _Turn(self, thread, turn_id, prompt, inputs).play()
 
     def turn_interrupt(self, request_id: Any, params: dict[str, Any]) -> None:
+        """Stop the active turn; the answer waits until it has stopped (:meth:`_Turn.finish`),
+        as codex 0.171.0's does (recordings/real/codex/cancel.app-server.jsonl)."""
+        thread_id = params.get("threadId")
+        if thread_id not in self.threads:
+            self.error(request_id, f"thread not found: {thread_id}")
+            return
         active = self.active
-        if active is None or params.get("threadId") != active[0].id:
+        if active is None or thread_id != active[0].id:
             self.error(request_id, "no active turn to interrupt")
             return
-        if params.get("turnId") != active[1]:
-            self.error(request_id, f"expected active turn id {active[1]}")
+        turn_id = params.get("turnId")
+        if turn_id != active[1]:
+            self.error(request_id, f"expected active turn id {turn_id} but found {active[1]}")
             return
         self.run.record["interrupted"] = True
         self.interrupt = True
-        self.result(request_id, {})
+        self.interrupts.append(request_id)
 
     # -- server requests ------------------------------------------------------------------------
 
@@ -1142,6 +1165,16 @@ class _Turn:
         self.notify("error", {"error": error, "willRetry": False})
         return error
 
+    def answer_interrupts(self) -> None:
+        """The client's interrupts, answered now that the turn has stopped: the aborted model
+        call's rate-limit snapshot first, then ``{}`` to each (codex 0.171.0)."""
+        waiting, self.server.interrupts = self.server.interrupts, []
+        if not waiting:
+            return
+        self.server.notify("account/rateLimits/updated", {"rateLimits": _RATE_LIMITS})
+        for request_id in waiting:
+            self.server.result(request_id, {})
+
     def save(self) -> None:
         self.thread.turns[-1]["reply"] = "\n".join(self.replies)
         self.run.save_session(self.thread.id, self.thread.turns)
@@ -1150,6 +1183,7 @@ class _Turn:
         self.save()
         self.server.active = None
         self.server.interrupt = False
+        self.answer_interrupts()
         self.run.record.setdefault("turn_status", []).append(status)
         if status != "failed":
             self.status("idle")

@@ -139,8 +139,10 @@ RULES = (
     Rule(
         "FAKE-APPSERVER-INTERRUPT-001",
         Tier.MANDATORY,
-        "turn/interrupt of the active turn answers {} and completes the turn as interrupted; "
-        "without an active turn it is -32600 no active turn to interrupt.",
+        "turn/interrupt of the active turn answers {} once the turn has stopped, after the "
+        "aborted call's account/rateLimits/updated, and completes it as interrupted; without "
+        "an active turn it is -32600 no active turn to interrupt, for another turn id "
+        "expected active turn id X but found Y, for an unknown thread thread not found.",
         "wire §A.3.2",
         _APP,
     ),

@@ -526,7 +526,44 @@ def test_interrupt_completes_the_turn_as_interrupted(fake: FakeCli) -> None:
     (done,) = notes(live.stdout, "turn/completed")
     assert done["params"]["turn"]["status"] == "interrupted"
     assert live.record["interrupted"] is True
+    # codex 0.171.0 (recordings/real/codex/cancel.app-server.jsonl): the aborted model
+    # call's rate limits, then the answer, then the turn's end.
+    tail = [m.get("method") or m.get("id") for m in messages_of(live.stdout)][-4:]
+    assert tail == [
+        "account/rateLimits/updated",
+        interrupt[0]["id"],
+        "thread/status/changed",
+        "turn/completed",
+    ]
     assert_wire(live.stdout, live.sent)
+
+
+@pytest.mark.rule("FAKE-APPSERVER-INTERRUPT-001", "FAKE-APPSERVER-WIRE-001")
+def test_interrupt_answers_as_codex_does(rpc_factory: Any) -> None:
+    """Another turn id names both ids, an unknown thread is not found, and the interrupt is
+    answered {} once the turn has stopped (codex 0.171.0, probed live)."""
+    rpc: Rpc = rpc_factory("hang")
+    rpc.handshake()
+    thread = rpc.call(2, "thread/start", {})
+    thread_id = thread["result"]["thread"]["id"]
+    turn = rpc.call(3, "turn/start", {"threadId": thread_id, "input": [{"type": "text"}]})
+    turn_id = turn["result"]["turn"]["id"]
+    rpc.wait_for(lambda m: m.get("method") == "item/agentMessage/delta")
+    wrong = rpc.call(4, "turn/interrupt", {"threadId": thread_id, "turnId": "t"})
+    assert wrong["error"] == {
+        "code": -32600,
+        "message": f"expected active turn id t but found {turn_id}",
+    }
+    other = "01a24b02-0000-7000-8000-000000000000"
+    unknown = rpc.call(5, "turn/interrupt", {"threadId": other, "turnId": turn_id})
+    assert unknown["error"] == {"code": -32600, "message": f"thread not found: {other}"}
+    answer = rpc.call(6, "turn/interrupt", {"threadId": thread_id, "turnId": turn_id})
+    assert answer == {"id": 6, "result": {}}
+    done = rpc.wait_for(lambda m: m.get("method") == "turn/completed")
+    assert done["params"]["turn"]["status"] == "interrupted"
+    late = rpc.call(8, "turn/interrupt", {"threadId": thread_id, "turnId": turn_id})
+    assert late["error"] == {"code": -32600, "message": "no active turn to interrupt"}
+    assert rpc.close() == 0
 
 
 @pytest.mark.rule("FAKE-APPSERVER-INTERRUPT-001")
