@@ -38,6 +38,7 @@ __all__ = [
     "is_within",
     "main_for",
     "read_text",
+    "trap_sigterm",
     "write_text",
 ]
 
@@ -504,18 +505,17 @@ def _probe(spec: CliSpec, argv: list[str], env: Mapping[str, str]) -> int | None
     return None
 
 
-def _record_on_terminate(run: FakeRun) -> None:
-    """On SIGTERM, write the record, then die of the signal (or exit with the code the CLI
-    exits with when it traps SIGTERM: :attr:`CliSpec.sigterm_exit_code`).
+def trap_sigterm(run: FakeRun, code: int | None) -> None:
+    """On SIGTERM, write the record, then die of the signal (``code`` ``None``) or exit with
+    ``code``, as a CLI that traps SIGTERM does (:attr:`CliSpec.sigterm_exit_code`; a mode of
+    a CLI that exits otherwise traps it again with its own code).
 
     A host stops a CLI that lingers after its answer (ACP: 500 ms after the turn); on a
     loaded machine a fake can still be on its way out then, and the record it writes at
-    exit is what the adapter-layer checks read. The exit status stays "killed by SIGTERM".
+    exit is what the adapter-layer checks read.
     """
     if not hasattr(_signal, "SIGTERM"):
         return
-
-    code = run.spec.sigterm_exit_code
 
     def on_term(signum: int, frame: object) -> None:
         _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
@@ -582,7 +582,7 @@ def main_for(spec: CliSpec, argv: list[str]) -> int:
         stdout=sys.stdout.buffer,
         stderr=sys.stderr.buffer,
     )
-    _record_on_terminate(run)
+    trap_sigterm(run, spec.sigterm_exit_code)
     if scenario.stall_ms:
         run.sleep(scenario.stall_ms)
     try:

@@ -16,7 +16,7 @@ import sys
 import time
 
 from fake_clis import jsonio, shquote
-from fake_clis.base import CliSpec, FakeRun, read_text
+from fake_clis.base import CliSpec, FakeRun, read_text, trap_sigterm
 
 # A fake starts hundreds of times per conform: no dataclasses, pathlib, typing, platform,
 # uuid or shlex here, stdin is read on a thread through the C modules under threading and
@@ -1261,6 +1261,9 @@ def run_app_server(run: FakeRun) -> int:
         return 2
     run.record["transport"] = "app-server"
     run.record["initialized_notification"] = False
+    # codex 0.171.0's app-server traps SIGTERM, idle or mid-turn, and exits 0 writing
+    # nothing more; `codex exec` dies of it (recordings/real/codex/cancel.*.jsonl).
+    trap_sigterm(run, 0)
     return _AppServer(run).serve()
 
 

@@ -116,7 +116,8 @@ RULES = (
         "FAKE-APPSERVER-LIFECYCLE-001",
         Tier.MANDATORY,
         "Requests before initialize get Not initialized, a second initialize Already "
-        "initialized, unknown methods -32600; the server outlives a turn and exits 0 at EOF.",
+        "initialized, unknown methods -32600; the server outlives a turn and exits 0 at EOF "
+        "and on SIGTERM, writing nothing more.",
         "wire §A.3.2",
         _APP,
     ),

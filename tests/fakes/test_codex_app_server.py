@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -406,6 +408,31 @@ def test_ignore_stdin_close_keeps_the_server_alive(rpc_factory: Any) -> None:
     rpc.proc.stdin.close()
     with pytest.raises(subprocess.TimeoutExpired):
         rpc.proc.wait(timeout=0.5)
+
+
+@pytest.mark.rule("FAKE-APPSERVER-LIFECYCLE-001")
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("mid_turn", [False, True], ids=["idle", "mid-turn"])
+def test_sigterm_ends_the_server_with_exit_0(rpc_factory: Any, mid_turn: bool) -> None:
+    """codex 0.171.0's app-server traps SIGTERM, idle or in a turn whose model call hangs,
+    and exits 0 writing nothing more (probed live; recordings/real/codex/)."""
+    rpc: Rpc = rpc_factory("hang")
+    rpc.handshake()
+    thread = rpc.call(2, "thread/start", {})
+    rpc.wait_for(lambda m: m.get("method") == "thread/started")
+    if mid_turn:
+        thread_id = thread["result"]["thread"]["id"]
+        rpc.call(3, "turn/start", {"threadId": thread_id, "input": [{"type": "text"}]})
+        rpc.wait_for(
+            lambda m: m.get("method") == "item/completed"
+            and m["params"]["item"]["type"] == "agentMessage"
+        )
+    written = len(rpc.pump.received)
+    rpc.proc.send_signal(signal.SIGTERM)
+    assert rpc.proc.wait(timeout=10) == 0
+    while rpc.pump.next(5) is not None:
+        pass
+    assert len(rpc.pump.received) == written
 
 
 # --------------------------------------------------------------------------- patch previews

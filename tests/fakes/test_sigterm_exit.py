@@ -17,20 +17,16 @@ _SCRIPT = textwrap.dedent(
     import os, signal, time
     from fake_clis import base
 
-    class Spec:
-        sigterm_exit_code = 143
-
     class Stdout:
         def flush(self):
             raise RuntimeError("reentrant call inside <_io.BufferedWriter name='<stdout>'>")
 
     class Run:
-        spec = Spec()
         stdout = Stdout()
         def finish_record(self):
             pass
 
-    base._record_on_terminate(Run())
+    base.trap_sigterm(Run(), 143)
     os.kill(os.getpid(), signal.SIGTERM)
     time.sleep(30)
     """
