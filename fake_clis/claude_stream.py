@@ -196,6 +196,7 @@ class _Flavour:
         "extra_aliases",
         "model_aliases",
         "prog",
+        "request_status",
         "version",
         "version_key",
     )
@@ -210,6 +211,7 @@ class _Flavour:
         model_aliases: dict[str, str] | None = None,
         extra_aliases: dict[str, str] | None = None,
         codebuddy_wire: bool = False,
+        request_status: str | None = None,
     ) -> None:
         self.prog = prog
         self.version = version
@@ -223,6 +225,9 @@ class _Flavour:
         #: results as text blocks; an API error is an assistant text plus an
         #: ``error_during_execution`` result, and the CLI exits 0.
         self.codebuddy_wire = codebuddy_wire
+        #: The ``system/status`` value printed as each model request starts, with
+        #: --include-partial-messages only (``None``: no such line).
+        self.request_status = request_status
 
 
 _CLAUDE = _Flavour(
@@ -230,6 +235,9 @@ _CLAUDE = _Flavour(
     version=CLAUDE_VERSION,
     version_key="claude_code_version",
     default_model="claude-opus-5-5",
+    # recordings/real/claude/happy-partial.jsonl: "requesting" before each model call's
+    # message_start (before the failed call's error too); none without partial messages.
+    request_status="requesting",
     model_aliases={
         "opus": "claude-opus-5-5",
         "sonnet": "claude-sonnet-5",
@@ -401,7 +409,6 @@ class _TurnState:
         "last_text",
         "messages",
         "started",
-        "thinking_tokens",
         "usage",
     )
 
@@ -416,8 +423,6 @@ class _TurnState:
         self.cost: float | None = None
         self.messages = 0
         self.last_text: list[str] = []
-        #: Running estimate of thinking tokens announced by ``system/thinking_tokens``.
-        self.thinking_tokens = 0
         self.denials: list[dict[str, Any]] = []
         self.api_error: str | None = None
         self.api_status: int | None = None
@@ -576,11 +581,20 @@ class _ClaudeSession:
         return "ANTHROPIC_API_KEY" if self.run.env.get("ANTHROPIC_API_KEY") else "none"
 
     def status_frame(self) -> None:
-        """CodeBuddy's ``system/status`` (``status: null``) as a model call starts."""
+        """CodeBuddy's ``system/status`` (``status: null``) as the turn's first model call
+        starts (recordings/real/codebuddy/happy.jsonl: once, even with two calls)."""
         if self.flavour.codebuddy_wire:
-            frame = self.envelope("system", {"subtype": "status", "status": None})
-            del frame["parent_tool_use_id"]
-            self.out(frame)
+            self._status(None)
+
+    def request_started(self) -> None:
+        """A model call starts: the flavour's ``system/status`` line, in partial mode."""
+        if self.flavour.request_status is not None and self.partial:
+            self._status(self.flavour.request_status)
+
+    def _status(self, value: str | None) -> None:
+        frame = self.envelope("system", {"subtype": "status", "status": value})
+        del frame["parent_tool_use_id"]
+        self.out(frame)
 
     def snapshot(self, path: str) -> None:
         """CodeBuddy's ``file-history-snapshot`` of a file a tool is about to write."""
@@ -688,18 +702,24 @@ class _ClaudeSession:
         deltas: Sequence[dict[str, Any]],
         final: dict[str, Any],
         stop_reason: str | None = None,
+        *,
+        before_delta: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
-        """One content block: stream events (partial mode), then its own wrapper."""
+        """One content block: its start and deltas (partial mode), its own wrapper, then its
+        ``content_block_stop``. ``before_delta`` prints what precedes each delta."""
         self.begin_message(turn)
         index = self.block_index
         self.block_index += 1
         self.stream_event({"type": "content_block_start", "index": index, "content_block": start})
         for delta in deltas:
+            if before_delta is not None:
+                before_delta(delta)
             self.stream_event({"type": "content_block_delta", "index": index, "delta": delta})
-        self.stream_event({"type": "content_block_stop", "index": index})
         message = self.message([final], turn, stop_reason)
-        wrapper = self.envelope("assistant", {"message": message})
-        self.out(wrapper)
+        # claude 2.1.332 prints a block's wrapper before the block's content_block_stop
+        # (recordings/real/claude/happy-partial.jsonl, text-partial.jsonl, cancel.jsonl).
+        self.out(self.envelope("assistant", {"message": message}))
+        self.stream_event({"type": "content_block_stop", "index": index})
 
     def result(self, turn: _TurnState, stop_reason: str) -> dict[str, Any]:
         elapsed = int((time.monotonic() - turn.started) * 1000)
@@ -823,6 +843,7 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
     # (recordings/real/claude/happy-partial.jsonl).
     session.end_message(turn, "tool_use")
     session.out(user)
+    session.request_started()  # the model is called again with the tool's result
 
 
 def _codebuddy_result(
@@ -844,6 +865,7 @@ def _claude_turn(session: _ClaudeSession, prompt: str) -> None:
     turn = _TurnState(started=time.monotonic())
     session.init_frame()
     session.status_frame()
+    session.request_started()
     stop_reason = _claude_steps(session, turn)
     _claude_close(session, turn, stop_reason)
     _claude_result(session, turn, prompt, stop_reason)
@@ -866,26 +888,35 @@ def _common_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
 
 
 def _thinking_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
-    """A thinking block, announced by a running token estimate (not on CodeBuddy's wire)."""
-    # claude 2.1.332 announces each thinking block with a running estimate
-    # (about 4 characters a token; recordings/real/claude/happy.jsonl).
-    estimate = max(1, -(-len(step.text) // 4))
-    turn.thinking_tokens += estimate
-    body = {
-        "subtype": "thinking_tokens",
-        "estimated_tokens": turn.thinking_tokens,
-        "estimated_tokens_delta": estimate,
-    }
-    frame = session.envelope("system", body)
-    del frame["parent_tool_use_id"]
-    if not session.flavour.codebuddy_wire:
+    """A thinking block, each delta announced by a token estimate (not on CodeBuddy's wire)."""
+    estimated = 0
+
+    def announce(delta: dict[str, Any]) -> None:
+        # claude 2.1.332 prints system/thinking_tokens before each thinking delta, after
+        # the block's content_block_start: about 4 characters a token, rounded up, and a
+        # running total that each block starts afresh (recordings/real/claude/
+        # happy-partial.jsonl; a run with chunked thinking gave 4, 7, 10, then 2, 6).
+        nonlocal estimated
+        if delta.get("type") != "thinking_delta" or session.flavour.codebuddy_wire:
+            return
+        estimate = -(-len(str(delta.get("thinking", ""))) // 4)
+        estimated += estimate
+        body = {
+            "subtype": "thinking_tokens",
+            "estimated_tokens": estimated,
+            "estimated_tokens_delta": estimate,
+        }
+        frame = session.envelope("system", body)
+        del frame["parent_tool_use_id"]
         session.out(frame)
+
     session.block(
         turn,
         {"type": "thinking", "thinking": "", "signature": ""},
         [{"type": "thinking_delta", "thinking": c} for c in step.chunks]
         + [{"type": "signature_delta", "signature": "EqQBCkYIBxgCKkC"}],
         {"type": "thinking", "thinking": step.text, "signature": "EqQBCkYIBxgCKkC"},
+        before_delta=announce,
     )
 
 

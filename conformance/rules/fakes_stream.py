@@ -54,8 +54,9 @@ RULES = (
     Rule(
         "FAKE-CLAUDE-004",
         Tier.MANDATORY,
-        "Frames follow 2.1.259+: system/init first; one assistant wrapper per block with "
-        "stop_reason null; tool_result before message_delta; stop reason in deltas and result.",
+        "Frames follow 2.1.332: system/init first; one assistant wrapper per block with "
+        "stop_reason null, before the block's content_block_stop; the message ends before "
+        "the tool's result; stop reason in deltas and result.",
         "ref §2.1.3",
         _CLAUDE,
     ),

@@ -230,6 +230,17 @@ def test_partial_frames_follow_the_2_1_332_order(fake: FakeCli) -> None:
     before = inner[tool_result_at - 3 : tool_result_at]
     assert before == ["content_block_stop", "message_delta", "message_stop"]
     assert inner[tool_result_at + 1] == "message_start"
+    kinds = [
+        f["event"]["type"] if f["type"] == "stream_event" else f.get("subtype", f["type"])
+        for f in seq
+    ]
+    # Each block's wrapper comes before its content_block_stop, each model call is
+    # announced by system/status, thinking_tokens follows the thinking block's start.
+    assert [kinds[i + 1] for i, k in enumerate(kinds) if k == "assistant"] == [
+        "content_block_stop"
+    ] * 4
+    assert [kinds[i + 1] for i, k in enumerate(kinds) if k == "status"] == ["message_start"] * 2
+    assert kinds[kinds.index("thinking_tokens") - 1] == "content_block_start"
     deltas = [f["event"] for f in seq if f.get("event", {}).get("type") == "message_delta"]
     assert [d["delta"]["stop_reason"] for d in deltas] == ["tool_use", "end_turn"]
     final = seq[-1]
@@ -237,6 +248,40 @@ def test_partial_frames_follow_the_2_1_332_order(fake: FakeCli) -> None:
     assert final["subtype"] == "success" and final["is_error"] is False
     assert final["stop_reason"] == "end_turn" and final["session_id"] == init["session_id"]
     assert final["result"] == "Done: hello.html is ready."
+
+
+@pytest.mark.rule("FAKE-CLAUDE-004")
+@pytest.mark.parametrize("partial", [True, False])
+def test_each_thinking_delta_is_announced_by_an_estimate(fake: FakeCli, partial: bool) -> None:
+    """claude 2.1.332: system/thinking_tokens before each thinking_delta, ceil(chars / 4)
+    tokens, the running total restarting with each block."""
+    steps = [
+        {
+            "kind": "thinking",
+            "text": "The user wants a page.",
+            "chunks": ["The user ", "wants a page."],
+        },
+        {"kind": "text", "text": "Hi."},
+        {"kind": "thinking", "text": "More.", "chunks": ["More."]},
+    ]
+    scenario = fake.scenario_file("think", steps)
+    flags = ["--include-partial-messages"] if partial else []
+    result = run_claude(fake, [*HEAD, *flags, *BYPASS], scenario=scenario)
+    assert result.code == 0, result.err
+    seq = frames(result)
+    estimates = [
+        (f["estimated_tokens"], f["estimated_tokens_delta"])
+        for f in seq
+        if f.get("subtype") == "thinking_tokens"
+    ]
+    assert estimates == [(3, 3), (7, 4), (2, 2)]
+    if partial:
+        after = [
+            seq[i + 1]["event"]["delta"]["thinking"]
+            for i, f in enumerate(seq)
+            if f.get("subtype") == "thinking_tokens"
+        ]
+        assert after == ["The user ", "wants a page.", "More."]
 
 
 @pytest.mark.rule("FAKE-CLAUDE-004")
@@ -273,7 +318,8 @@ def test_two_turns_in_one_process(fake: FakeCli) -> None:
     usages = events_of(events, Usage)
     assert [u.stop_reason for u in usages] == ["end_turn", "end_turn"]
     assert text_of(events) == "Hello from the fake model. PONG." * 2
-    sessions = {s.session_id for s in events_of(events, Status)}
+    # Only the init status names the session (a "requesting" status names none).
+    sessions = {s.session_id for s in events_of(events, Status) if s.label == "initializing"}
     assert len(sessions) == 1, "both turns belong to one session"
     assert fake.record()["prompts"] == ["first turn", "second turn"]
     assert fake.record()["turns"] == 2

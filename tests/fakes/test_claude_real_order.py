@@ -1,0 +1,126 @@
+"""The claude fake prints its frames in the order claude 2.1.332 printed them against the
+scripted model server (recordings/real/claude/*.jsonl), frame by frame.
+
+Rules: FAKE-CLAUDE-004 (conformance/rules/fakes_stream.py). Each case runs the fake with
+the recording's own argv and stdin on the scenario the real run was given, and compares
+the sequence of frame kinds; consecutive deltas of one kind count once, since where a
+stream splits is the model's choice, not the CLI's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.recording.record import Direction, Recording, load_recording
+from tests.fakes.conftest import FakeCli
+from tests.support.processes import StdoutPump, kill_tree
+
+REAL_DIR = Path(__file__).resolve().parents[2] / "recordings" / "real" / "claude"
+#: The fake scenario of each real recording (harness/live/recipes/claude.json; the cancel
+#: case is the hang scenario, cancelled once its text has arrived).
+SCENARIOS = {
+    "api_error": "api_error",
+    "cancel": "hang",
+    "happy": "happy",
+    "happy-partial": "happy",
+    "shell": "shell",
+    "text": "text",
+    "text-partial": "text",
+    "text-resume": "text",
+}
+#: A resumed turn, run after its first turn with the session id the fake gave that turn.
+SECOND_TURNS = {"text-resume": "text-resume.turn2"}
+#: Guards a read from a fake that prints less than the real CLI did (not a timing check).
+READ_GUARD_S = 30.0
+
+
+def signature(line: bytes) -> str:
+    """What a frame is, in one word or a few: type, subtype, inner event, block kind."""
+    try:
+        frame: Any = json.loads(line)
+    except ValueError:
+        return "not-json"
+    if not isinstance(frame, dict):
+        return "not-an-object"
+    parts = [str(frame.get("type")), str(frame.get("subtype", ""))]
+    event = frame.get("event")
+    if isinstance(event, dict):
+        parts.append(str(event.get("type")))
+        block = event.get("content_block") or event.get("delta") or {}
+        parts.append(str(block.get("type", "")) if isinstance(block, dict) else "")
+    message = frame.get("message")
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        parts += [str(b.get("type")) for b in message["content"] if isinstance(b, dict)]
+    return " ".join(p for p in parts if p)
+
+
+def shape(data: bytes) -> list[str]:
+    """The signatures of ``data``'s lines, consecutive repeats of a delta counted once."""
+    out: list[str] = []
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        sig = signature(line)
+        if out and out[-1] == sig and "content_block_delta" in sig:
+            continue
+        out.append(sig)
+    return out
+
+
+def _data(recording: Recording, direction: Direction) -> bytes:
+    return b"".join(c.data for c in recording.chunks if c.direction is direction)
+
+
+def _args(recording: Recording, session_id: str | None = None) -> list[str]:
+    args = list(recording.header.argv[1:])
+    if session_id is not None:
+        args[args.index("--resume") + 1] = session_id
+    return args
+
+
+def test_every_real_recording_has_a_case() -> None:
+    names = {p.name.removesuffix(".jsonl") for p in REAL_DIR.glob("*.jsonl")}
+    assert names == set(SCENARIOS) | set(SECOND_TURNS.values())
+
+
+@pytest.mark.rule("FAKE-CLAUDE-004")
+@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - {"cancel"}))
+def test_fake_frames_come_in_the_real_order(fake: FakeCli, name: str) -> None:
+    real = load_recording(REAL_DIR / f"{name}.jsonl")
+    stdin = _data(real, Direction.STDIN)
+    result = fake.run("claude", _args(real), scenario=SCENARIOS[name], input=stdin)
+    assert result.code == real.exit.code, result.err
+    assert shape(result.stdout) == shape(_data(real, Direction.STDOUT))
+    second = SECOND_TURNS.get(name)
+    if second is None:
+        return
+    real2 = load_recording(REAL_DIR / f"{second}.jsonl")
+    session_id = json.loads(result.stdout.split(b"\n", 1)[0])["session_id"]
+    args = _args(real2, session_id)
+    again = fake.run("claude", args, scenario=SCENARIOS[name], input=_data(real2, Direction.STDIN))
+    assert again.code == real2.exit.code, again.err
+    assert shape(again.stdout) == shape(_data(real2, Direction.STDOUT))
+
+
+@pytest.mark.rule("FAKE-CLAUDE-004")
+def test_fake_frames_before_a_cancel_come_in_the_real_order(fake: FakeCli) -> None:
+    """The real run was cancelled once its text arrived: the fake's frames up to then."""
+    real = load_recording(REAL_DIR / "cancel.jsonl")
+    want = shape(_data(real, Direction.STDOUT))
+    proc = fake.popen("claude", _args(real), scenario=SCENARIOS["cancel"])
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(_data(real, Direction.STDIN))
+        proc.stdin.flush()
+        pump = StdoutPump(proc)
+        # The hang scenario never ends its message: read until as many frames as the real
+        # run printed (or the fake's end of output), then stop it.
+        while len(shape(bytes(pump.received))) < len(want) and not pump.eof:
+            pump.next(READ_GUARD_S)
+    finally:
+        kill_tree(proc)
+    assert shape(bytes(pump.received))[: len(want)] == want
