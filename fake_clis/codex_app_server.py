@@ -32,6 +32,7 @@ __all__ = [
     "CODEX_VERSION",
     "DEFAULT_MODEL",
     "PATCH_STREAMING_FEATURE",
+    "SIGTERM_EXIT_CODE",
     "SPECS",
     "run_app_server",
 ]
@@ -50,6 +51,9 @@ _POLICIES = ("untrusted", "on-request", "granular", "never")
 #: JSON-RPC "Invalid Request": codex 0.171.0 answers every refused request with it.
 _INVALID = -32600
 _NOT_EMULATED = -32601
+#: codex 0.171.0's app-server traps SIGTERM, idle or mid-turn, and exits with this code
+#: writing nothing more, where ``codex exec`` dies of it (probed live).
+SIGTERM_EXIT_CODE = 0
 _CONTEXT_WINDOW = 258400
 #: The rate-limit snapshot codex 0.171.0 sends when a model call against a custom provider
 #: ends (no limits are known, so every field is null but the id).
@@ -1261,9 +1265,7 @@ def run_app_server(run: FakeRun) -> int:
         return 2
     run.record["transport"] = "app-server"
     run.record["initialized_notification"] = False
-    # codex 0.171.0's app-server traps SIGTERM, idle or mid-turn, and exits 0 writing
-    # nothing more; `codex exec` dies of it (recordings/real/codex/cancel.*.jsonl).
-    trap_sigterm(run, 0)
+    trap_sigterm(run, SIGTERM_EXIT_CODE)
     return _AppServer(run).serve()
 
 

@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 import psutil
 import pytest
 
+from fake_clis.catalog import spec_for
+from fake_clis.codex_app_server import SIGTERM_EXIT_CODE as APP_SERVER_SIGTERM_EXIT_CODE
 from harness.events import Raw
 from harness.runner import RunOutcome, RunResult, run_agent_async
 from tests.runner import test_amr_continuation as amr_continuation
@@ -72,9 +74,20 @@ def _succeeded(result: RunResult) -> list[str]:
     return [f"status {result.status.value} error {result.error}"]
 
 
+def _sigterm_exit_code(result: RunResult) -> int | None:
+    """The code the run's fake exits with when it traps SIGTERM (``None``: it dies of it)."""
+    if result.stream_format == "codex-app-server":
+        return APP_SERVER_SIGTERM_EXIT_CODE
+    return spec_for(result.agent_id).sigterm_exit_code
+
+
 def _ended_by_sigterm(result: RunResult) -> bool:
-    """Died of SIGTERM, or trapped it and exited 128+15 as claude does."""
-    return result.signal == SIGTERM or (result.signal is None and result.exit_code == 128 + SIGTERM)
+    """Died of SIGTERM, or trapped it and exited as its CLI does then (claude 143, codex
+    app-server 0)."""
+    if result.signal == SIGTERM:
+        return True
+    code = _sigterm_exit_code(result)
+    return result.signal is None and code is not None and result.exit_code == code
 
 
 def _has_text(result: RunResult, *pieces: str) -> list[str]:
