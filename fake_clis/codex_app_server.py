@@ -299,11 +299,9 @@ class _AppServer:
             if left is not None and left <= 0:
                 return
             if self.eof:
-                # Nothing more can arrive; a hang stays hung, a sleep just passes.
+                # Nothing more can arrive: a sleep just passes, a hang ends the turn.
                 if left is None:
-                    self.run.finish_record()
-                    while True:
-                        time.sleep(3600)
+                    raise _StdinClosed
                 time.sleep(left)
                 return
             try:
@@ -311,11 +309,11 @@ class _AppServer:
             except _queue.Empty:
                 return
             if line is None:
+                # codex 0.171.0 exits 0 at stdin EOF even while its model call hangs,
+                # writing nothing more (probed live).
                 self.eof = True
                 self.run.record["stdin_closed_during_turn"] = True
-                if seconds is not None:
-                    raise _StdinClosed
-                continue
+                raise _StdinClosed
             self.dispatch(line)
         raise _Interrupted
 

@@ -411,6 +411,23 @@ def test_ignore_stdin_close_keeps_the_server_alive(rpc_factory: Any) -> None:
 
 
 @pytest.mark.rule("FAKE-APPSERVER-LIFECYCLE-001")
+def test_stdin_eof_ends_a_hanging_turn_and_the_server(rpc_factory: Any) -> None:
+    """codex 0.171.0 exits 0 at stdin EOF even while its model call hangs, and writes no
+    turn/completed (probed live)."""
+    rpc: Rpc = rpc_factory("hang")
+    rpc.handshake()
+    thread = rpc.call(2, "thread/start", {})
+    thread_id = thread["result"]["thread"]["id"]
+    rpc.call(3, "turn/start", {"threadId": thread_id, "input": [{"type": "text"}]})
+    rpc.wait_for(
+        lambda m: m.get("method") == "item/completed"
+        and m["params"]["item"]["type"] == "agentMessage"
+    )
+    assert rpc.close() == 0
+    assert not notes(bytes(rpc.pump.received), "turn/completed")
+
+
+@pytest.mark.rule("FAKE-APPSERVER-LIFECYCLE-001")
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("mid_turn", [False, True], ids=["idle", "mid-turn"])
 def test_sigterm_ends_the_server_with_exit_0(rpc_factory: Any, mid_turn: bool) -> None:
