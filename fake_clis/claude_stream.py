@@ -11,6 +11,13 @@ import time
 from fake_clis import ids, jsonio
 from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun, read_text
+from fake_clis.claude_wire import (
+    MODEL_USAGE_LIMITS,
+    RESULT_STATE,
+    SYNTHETIC_USAGE,
+    result_usage,
+)
+from fake_clis.clock import iso_utc_ms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -195,6 +202,7 @@ class _Flavour:
         "default_model",
         "extra_aliases",
         "model_aliases",
+        "plugins",
         "prog",
         "request_status",
         "version",
@@ -212,6 +220,7 @@ class _Flavour:
         extra_aliases: dict[str, str] | None = None,
         codebuddy_wire: bool = False,
         request_status: str | None = None,
+        plugins: tuple[str, ...] = (),
     ) -> None:
         self.prog = prog
         self.version = version
@@ -228,6 +237,8 @@ class _Flavour:
         #: The ``system/status`` value printed as each model request starts, with
         #: --include-partial-messages only (``None``: no such line).
         self.request_status = request_status
+        #: The built-in plugins ``system/init`` lists.
+        self.plugins = plugins
 
 
 _CLAUDE = _Flavour(
@@ -238,6 +249,8 @@ _CLAUDE = _Flavour(
     # recordings/real/claude/happy-partial.jsonl: "requesting" before each model call's
     # message_start (before the failed call's error too); none without partial messages.
     request_status="requesting",
+    # recordings/real/claude/*.jsonl: 2.1.332's built-in plugins.
+    plugins=("cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring"),
     model_aliases={
         "opus": "claude-opus-5-5",
         "sonnet": "claude-sonnet-5",
@@ -404,6 +417,7 @@ class _TurnState:
     __slots__ = (
         "api_error",
         "api_status",
+        "api_type",
         "cost",
         "denials",
         "last_text",
@@ -426,6 +440,7 @@ class _TurnState:
         self.denials: list[dict[str, Any]] = []
         self.api_error: str | None = None
         self.api_status: int | None = None
+        self.api_type: str | None = None
 
 
 class _ClaudeSession:
@@ -451,6 +466,7 @@ class _ClaudeSession:
         self.errored = False
         self.message_id = ""
         self.block_index = 0
+        self.request_at = time.monotonic()
 
     # -- validation (the real CLI's own checks, in its order) -----------------------
 
@@ -570,7 +586,10 @@ class _ClaudeSession:
                 "output_style": "default",
                 "agents": ["general-purpose"],
                 "skills": [],
-                "plugins": [],
+                "plugins": [
+                    {"name": name, "path": "builtin", "source": f"{name}@builtin"}
+                    for name in self.flavour.plugins
+                ],
                 "uuid": ids.uuid4(),
             }
         )
@@ -588,6 +607,7 @@ class _ClaudeSession:
 
     def request_started(self) -> None:
         """A model call starts: the flavour's ``system/status`` line, in partial mode."""
+        self.request_at = time.monotonic()
         if self.flavour.request_status is not None and self.partial:
             self._status(self.flavour.request_status)
 
@@ -644,16 +664,33 @@ class _ClaudeSession:
         frame["parent_tool_use_id"] = None
         frame["session_id"] = self.session_id
         frame["uuid"] = ids.uuid4()
+        if kind in ("assistant", "user") and not self.flavour.codebuddy_wire:
+            # recordings/real/claude/*.jsonl: every message line is stamped.
+            frame["timestamp"] = iso_utc_ms()
         return frame
 
-    def stream_event(self, event: dict[str, Any]) -> None:
+    def stream_event(self, event: dict[str, Any], **extra: Any) -> None:
+        """One ``stream_event`` line (partial mode) as claude 2.1.332 frames it
+        (recordings/real/claude/happy-partial.jsonl): ``extra`` keys (``ttft_ms``,
+        ``thinking_display``) before the message's ``api_message_id``."""
         if self.partial:
-            self.out(self.envelope("stream_event", {"event": event}))
+            frame: dict[str, Any] = {"type": "stream_event", "event": event}
+            frame.update(session_id=self.session_id, parent_tool_use_id=None, uuid=ids.uuid4())
+            frame.update(extra)
+            frame["api_message_id"] = self.message_id
+            self.out(frame)
 
     def message(
-        self, content: list[dict[str, Any]], turn: _TurnState, stop_reason: str | None = None
+        self,
+        content: list[dict[str, Any]],
+        turn: _TurnState,
+        stop_reason: str | None = None,
+        *,
+        wrapper: bool = True,
     ) -> dict[str, Any]:
-        return {
+        """The model's message: in an ``assistant`` wrapper, or (``wrapper`` false) as
+        ``message_start`` opens it."""
+        message: dict[str, Any] = {
             "id": self.message_id,
             "type": "message",
             "role": "assistant",
@@ -663,13 +700,23 @@ class _ClaudeSession:
             # (CodeBuddy's tool_use wrapper says "tool_use").
             "stop_reason": stop_reason,
             "stop_sequence": None,
-            "usage": {
-                "input_tokens": turn.usage["input_tokens"],
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": turn.usage["cache_read_input_tokens"],
-                "output_tokens": turn.usage["output_tokens"],
-                "service_tier": "standard",
-            },
+            "usage": self.message_usage(turn),
+        }
+        if self.flavour.codebuddy_wire:
+            message["usage"]["service_tier"] = "standard"
+        elif wrapper:
+            message["context_management"] = None  # recordings/real/claude/*.jsonl
+        return message
+
+    @staticmethod
+    def message_usage(turn: _TurnState) -> dict[str, int]:
+        """A message's usage as far as the turn has counted (message_start, the wrappers
+        and message_delta all carry these four; recordings/real/claude/*-partial.jsonl)."""
+        return {
+            "input_tokens": turn.usage["input_tokens"],
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": turn.usage["cache_read_input_tokens"],
+            "output_tokens": turn.usage["output_tokens"],
         }
 
     def begin_message(self, turn: _TurnState) -> None:
@@ -679,8 +726,15 @@ class _ClaudeSession:
         self.block_index = 0
         turn.messages += 1
         turn.last_text = []
-        message = self.message([], turn)
-        self.stream_event({"type": "message_start", "message": message})
+        message = self.message([], turn, wrapper=False)
+        # recordings/real/claude/*-partial.jsonl: the time to the first token and how
+        # thinking is displayed ride on the message_start line.
+        ttft = int((time.monotonic() - self.request_at) * 1000)
+        self.stream_event(
+            {"type": "message_start", "message": message},
+            ttft_ms=ttft,
+            thinking_display="updates",
+        )
 
     def end_message(self, turn: _TurnState, stop_reason: str) -> None:
         if not self.message_id:
@@ -689,7 +743,7 @@ class _ClaudeSession:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                "usage": {"output_tokens": turn.usage["output_tokens"]},
+                "usage": self.message_usage(turn),
             }
         )
         self.stream_event({"type": "message_stop"})
@@ -710,26 +764,91 @@ class _ClaudeSession:
         self.begin_message(turn)
         index = self.block_index
         self.block_index += 1
-        self.stream_event({"type": "content_block_start", "index": index, "content_block": start})
+        began = time.monotonic()
+        # recordings/real/claude/happy-partial.jsonl: a thinking block's start and its
+        # thinking deltas say how thinking is displayed.
+        shown = {"thinking_display": "updates"}
+        thinking = start.get("type") == "thinking"
+        extra = shown if thinking else {}
+        self.stream_event(
+            {"type": "content_block_start", "index": index, "content_block": start}, **extra
+        )
         for delta in deltas:
             if before_delta is not None:
                 before_delta(delta)
-            self.stream_event({"type": "content_block_delta", "index": index, "delta": delta})
+            extra = shown if delta.get("type") == "thinking_delta" else {}
+            self.stream_event(
+                {"type": "content_block_delta", "index": index, "delta": delta}, **extra
+            )
         message = self.message([final], turn, stop_reason)
+        wrapper = self.envelope("assistant", {"message": message})
+        if thinking and not self.flavour.codebuddy_wire:
+            # recordings/real/claude/happy.jsonl: a thinking wrapper says how long it took.
+            wrapper["thinking_duration_ms"] = int((time.monotonic() - began) * 1000)
+            wrapper.update(shown)
         # claude 2.1.332 prints a block's wrapper before the block's content_block_stop
         # (recordings/real/claude/happy-partial.jsonl, text-partial.jsonl, cancel.jsonl).
-        self.out(self.envelope("assistant", {"message": message}))
+        self.out(wrapper)
         self.stream_event({"type": "content_block_stop", "index": index})
 
     def result(self, turn: _TurnState, stop_reason: str) -> dict[str, Any]:
-        elapsed = int((time.monotonic() - turn.started) * 1000)
-        usage = {**turn.usage, "server_tool_use": {"web_search_requests": 0}}
-        usage["service_tier"] = "standard"
+        """The turn's ``result`` line, its keys in the order the flavour prints them."""
         cost = turn.cost
         if cost is None:
             cost = round(turn.usage["input_tokens"] * 3e-6 + turn.usage["output_tokens"] * 15e-6, 6)
-        # The real claude (recordings/real/claude): the result's keys are not in type-first
-        # order.
+        if self.flavour.codebuddy_wire:
+            return self._codebuddy_result_frame(turn, stop_reason, cost)
+        return self._claude_result_frame(turn, stop_reason, cost)
+
+    def _claude_result_frame(
+        self, turn: _TurnState, stop_reason: str, cost: float
+    ) -> dict[str, Any]:
+        """claude 2.1.332's result (recordings/real/claude/*.jsonl), in its key order (not
+        type-first), without its timing metrics (``ttft_ms`` and the like)."""
+        elapsed = int((time.monotonic() - turn.started) * 1000)
+        failed = turn.api_error is not None
+        if float(cost).is_integer():
+            cost = int(cost)  # Node's JSON.stringify writes 0, not 0.0 (api_error.jsonl)
+        model_usage = {
+            "inputTokens": turn.usage["input_tokens"],
+            "outputTokens": turn.usage["output_tokens"],
+            "cacheReadInputTokens": turn.usage["cache_read_input_tokens"],
+            "cacheCreationInputTokens": 0,
+            "webSearchRequests": 0,
+            "costUSD": cost,
+            **MODEL_USAGE_LIMITS,
+            "canonicalModel": self.model,
+            "provider": "firstParty",
+            "costBasis": "list",
+        }
+        frame: dict[str, Any] = {
+            "duration_api_ms": elapsed,
+            "stop_reason": stop_reason,
+            "session_id": self.session_id,
+            "total_cost_usd": cost,
+            "usage": result_usage(self.message_usage(turn), failed),
+            # A failed first call has no model usage.
+            "modelUsage": {} if failed else {self.model: model_usage},
+            "permission_denials": turn.denials,
+            "terminal_reason": "api_error" if failed else "completed",
+            **RESULT_STATE,
+            "is_error": failed,
+            "num_turns": max(1, turn.messages),
+            "subtype": "success",
+            "api_error_status": turn.api_status,
+        }
+        if failed:
+            frame["api_error_type"] = turn.api_type
+        frame["result"] = turn.api_error if failed else "".join(turn.last_text)
+        frame.update(type="result", duration_ms=elapsed, uuid=ids.uuid4(), queued_turn_count=0)
+        return frame
+
+    def _codebuddy_result_frame(
+        self, turn: _TurnState, stop_reason: str, cost: float
+    ) -> dict[str, Any]:
+        elapsed = int((time.monotonic() - turn.started) * 1000)
+        usage = {**turn.usage, "server_tool_use": {"web_search_requests": 0}}
+        usage["service_tier"] = "standard"
         frame: dict[str, Any] = {
             "subtype": "success",
             "is_error": turn.api_error is not None,
@@ -754,14 +873,11 @@ class _ClaudeSession:
             "type": "result",
             "uuid": ids.uuid4(),
         }
-        if turn.api_error is not None and self.flavour.codebuddy_wire:
+        if turn.api_error is not None:
             del frame["result"], frame["stop_reason"], frame["modelUsage"]
             frame["subtype"] = "error_during_execution"
             frame["errors"] = [turn.api_error]
             frame["errors_info"] = [{"status": turn.api_status, "code": 0}]
-        elif turn.api_error is not None:
-            frame["terminal_reason"] = "api_error"
-            frame["api_error_status"] = turn.api_status
         return frame
 
     # -- permissions (seed 000 §10) ------------------------------------------------------
@@ -817,7 +933,8 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
     if kind == "write":
         session.snapshot(str(step.get("path", "file.txt")))
     is_error = bool(step.get("is_error", False))
-    if not session.may_run(name, kind):
+    allowed = session.may_run(name, kind)
+    if not allowed:
         content, is_error = denial, True
         turn.denials.append({"tool_name": name, "tool_use_id": tool_id, "tool_input": tool_input})
         result_extra = f"Error: {denial}"
@@ -827,17 +944,28 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
         if not is_error:
             run.write_file(str(step.get("path", "file.txt")), tool_input["content"])
         result_extra = {"type": "create", "filePath": target, "content": tool_input["content"]}
+        # recordings/real/claude/happy.jsonl: a new file has no patch and no original.
+        result_extra.update(structuredPatch=[], originalFile=None, userModified=False)
     else:
         content = str(step.get("output", ""))
         result_extra = {"stdout": content, "stderr": "", "interrupted": False, "isImage": False}
-    block = {
+        if kind == "shell":
+            result_extra["noOutputExpected"] = False  # recordings/real/claude/shell.jsonl
+    block: dict[str, Any] = {
         "tool_use_id": tool_id,
         "type": "tool_result",
         "content": _codebuddy_result(kind, tool_input, content, is_error) if codebuddy else content,
         "is_error": is_error,
     }
+    if kind == "write" and not is_error and not codebuddy:
+        del block["is_error"]  # recordings/real/claude/happy.jsonl: a written file says none
     user = session.envelope("user", {"message": {"role": "user", "content": [block]}})
     user["tool_use_result"] = result_extra
+    if allowed and session.permission_mode == "bypassPermissions" and not codebuddy:
+        # recordings/real/claude/happy.jsonl, shell.jsonl: why the tool could run (only
+        # the bypass mode's reason has been seen).
+        decision = {"decision": "accept", "source": "config", "reason_type": "mode"}
+        user["tool_result_meta"] = [{"id": tool_id, "permission_decision": decision}]
     # claude 2.1.332 with --include-partial-messages ends the model's message
     # (message_delta, message_stop) before it prints the tool's result
     # (recordings/real/claude/happy-partial.jsonl).
@@ -999,16 +1127,20 @@ def _claude_api_error(session: _ClaudeSession, turn: _TurnState, step: Step) -> 
     session.message_id = ""
     text = _api_error_text(step, session.run.env)
     status = int(step.get("status", 500))
+    # recordings/real/claude/api_error.jsonl: the synthetic message's keys, in its order.
     message = {
+        "diagnostics": None,
         "id": ids.uuid4(),
         "container": None,
         "model": "<synthetic>",
         "role": "assistant",
+        "stop_details": None,
         "stop_reason": "stop_sequence",
         "stop_sequence": "",
         "type": "message",
-        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "usage": SYNTHETIC_USAGE,
         "content": [{"type": "text", "text": text}],
+        "context_management": None,
     }
     if session.flavour.codebuddy_wire:
         # recordings/real/codebuddy/api_error.jsonl: "<status> <message> (<request>/<session>)"
@@ -1022,9 +1154,12 @@ def _claude_api_error(session: _ClaudeSession, turn: _TurnState, step: Step) -> 
         frame = session.envelope("assistant", {"message": message})
         frame["error"] = "server_error" if status >= 500 else "invalid_request"
         frame["is_api_error_message"] = True
+        frame["api_error_status"] = status
+        frame["api_error_type"] = str(step.get("code", "api_error"))
         session.out(frame)
     turn.api_error = text
     turn.api_status = status
+    turn.api_type = str(step.get("code", "api_error"))
 
 
 def _claude_foreign(session: _ClaudeSession) -> None:

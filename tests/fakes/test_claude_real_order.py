@@ -1,10 +1,10 @@
-"""The claude fake prints its frames in the order claude 2.1.332 printed them against the
-scripted model server (recordings/real/claude/*.jsonl), frame by frame.
+"""The claude fake prints its frames in the order and shape claude 2.1.332 printed them
+against the scripted model server (recordings/real/claude/*.jsonl), frame by frame.
 
 Rules: FAKE-CLAUDE-004 (conformance/rules/fakes_stream.py). Each case runs the fake with
 the recording's own argv and stdin on the scenario the real run was given, and compares
-the sequence of frame kinds; consecutive deltas of one kind count once, since where a
-stream splits is the model's choice, not the CLI's.
+the sequence of frame kinds (consecutive deltas of one kind count once, since where a
+stream splits is the model's choice, not the CLI's), then each kind's keys in order.
 """
 
 from __future__ import annotations
@@ -34,6 +34,43 @@ SCENARIOS = {
 }
 #: A resumed turn, run after its first turn with the session id the fake gave that turn.
 SECOND_TURNS = {"text-resume": "text-resume.turn2"}
+#: Keys the fake leaves out, per frame kind: the real CLI's own settings and capabilities
+#: (init) and its timing metrics (result).
+NOT_EMULATED = {
+    "system init": frozenset(
+        {
+            "terminal_slash_commands",
+            "capabilities",
+            "analytics_disabled",
+            "product_feedback_disabled",
+            "served_by_anthropic",
+            "sandbox_enabled",
+            "memory_paths",
+            "original_cwd",
+            "additional_directories",
+            "messaging_socket_path",
+            "fast_mode_state",
+            "fast_mode_disabled_reason",
+            "per_turn_effort_active",
+            "ultrathink_available",
+            "ultrathink_typed_raises",
+            "view_mode",
+        }
+    ),
+    "result success": frozenset(
+        {
+            "ttft_ms",
+            "begun_message_ids",
+            "ttft_stream_ms",
+            "time_to_request_ms",
+            "first_content_frame_ms",
+            "result_index",
+            "model_usage_since_last_result",
+        }
+    ),
+}
+#: Objects whose keys are names (a model's), not fields.
+NAMED_KEYS = frozenset({"modelUsage"})
 #: Guards a read from a fake that prints less than the real CLI did (not a timing check).
 READ_GUARD_S = 30.0
 
@@ -71,6 +108,33 @@ def shape(data: bytes) -> list[str]:
     return out
 
 
+def key_paths(value: Any, prefix: str = "") -> list[str]:
+    """Every key of ``value`` as a dotted path, in order (list items as ``[]``, once)."""
+    out: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.append(prefix + key)
+            if key not in NAMED_KEYS:
+                out += key_paths(item, f"{prefix}{key}.")
+    elif isinstance(value, list):
+        for item in value:
+            out += [p for p in key_paths(item, prefix + "[].") if p not in out]
+    return out
+
+
+def shapes(data: bytes) -> dict[str, set[tuple[str, ...]]]:
+    """Per frame kind, the key paths its lines had (the not-emulated ones left out)."""
+    out: dict[str, set[tuple[str, ...]]] = {}
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        sig = signature(line)
+        skip = next((v for k, v in NOT_EMULATED.items() if sig.startswith(k)), frozenset())
+        paths = tuple(p for p in key_paths(json.loads(line)) if p.split(".")[0] not in skip)
+        out.setdefault(sig, set()).add(paths)
+    return out
+
+
 def _data(recording: Recording, direction: Direction) -> bytes:
     return b"".join(c.data for c in recording.chunks if c.direction is direction)
 
@@ -95,6 +159,7 @@ def test_fake_frames_come_in_the_real_order(fake: FakeCli, name: str) -> None:
     result = fake.run("claude", _args(real), scenario=SCENARIOS[name], input=stdin)
     assert result.code == real.exit.code, result.err
     assert shape(result.stdout) == shape(_data(real, Direction.STDOUT))
+    assert shapes(result.stdout) == shapes(_data(real, Direction.STDOUT))
     second = SECOND_TURNS.get(name)
     if second is None:
         return
@@ -104,6 +169,7 @@ def test_fake_frames_come_in_the_real_order(fake: FakeCli, name: str) -> None:
     again = fake.run("claude", args, scenario=SCENARIOS[name], input=_data(real2, Direction.STDIN))
     assert again.code == real2.exit.code, again.err
     assert shape(again.stdout) == shape(_data(real2, Direction.STDOUT))
+    assert shapes(again.stdout) == shapes(_data(real2, Direction.STDOUT))
 
 
 @pytest.mark.rule("FAKE-CLAUDE-004")
@@ -123,4 +189,6 @@ def test_fake_frames_before_a_cancel_come_in_the_real_order(fake: FakeCli) -> No
             pump.next(READ_GUARD_S)
     finally:
         kill_tree(proc)
-    assert shape(bytes(pump.received))[: len(want)] == want
+    got = bytes(pump.received)
+    assert shape(got)[: len(want)] == want
+    assert shapes(got) == shapes(_data(real, Direction.STDOUT))
