@@ -18,9 +18,10 @@ from harness.streams.decoder import (
     DEFAULT_HEAD_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     SHALLOW_TEXT,
-    DecodedItem,
+    FedItem,
     LineDecoder,
     OversizeLine,
+    item_size,
     may_hold_surrogate_escape,
     may_nest_too_deep,
     read_line_stdlib,
@@ -119,7 +120,7 @@ class JsonlStreamParser:
         self._out = []
         return out
 
-    def _read(self, items: Iterable[DecodedItem], *, suspect: bool) -> None:
+    def _read(self, items: Iterable[FedItem], *, suspect: bool) -> None:
         """Each line to :meth:`handle`; the hot loop of every JSONL parser.
 
         One pass per line with the names it uses bound once: a method call and a few
@@ -134,10 +135,13 @@ class JsonlStreamParser:
         refused = fast_json.FastJsonError
         needs_stdlib = fast_json.needs_stdlib
         for item in items:
-            if isinstance(item, OversizeLine):
+            if type(item) is str:
+                line = item.strip(_TRIM)  # js_trim, inlined
+            elif isinstance(item, OversizeLine):
                 self.emit(Raw(line=item.head, truncated_bytes=item.size))
                 continue
-            line = item[0].strip(_TRIM)  # js_trim, inlined
+            else:
+                line = item[0].strip(_TRIM)
             if not line:
                 continue
             try:
@@ -156,11 +160,11 @@ class JsonlStreamParser:
                 # Not JSON as JavaScript's JSON.parse reads it (NaN/Infinity are
                 # rejected; StopIteration: no value at all), or nested too deeply for
                 # Python's parser: raw.
-                self.emit_raw(line, item[1])
+                self.emit_raw(line, item_size(item))
                 continue
             if type(value) is dict:
                 if handle(value, line):
                     continue
             elif self.handle_non_object(value, line):
                 continue
-            self.emit_raw(line, item[1])
+            self.emit_raw(line, item_size(item))

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain, islice, repeat
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from harness.events import json_safe
 from harness.streams import fast_json
@@ -23,10 +23,12 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "SHALLOW_TEXT",
     "DecodedItem",
+    "FedItem",
     "Line",
     "LineDecoder",
     "OversizeLine",
     "dumps_json",
+    "item_size",
     "loads_json",
     "may_hold_surrogate_escape",
     "may_nest_too_deep",
@@ -68,6 +70,8 @@ class OversizeLine:
 
 
 DecodedItem = Line | OversizeLine
+#: What :meth:`LineDecoder.iter_feed` yields: a decoded item, or a plain line's text.
+FedItem = str | Line | OversizeLine
 #: ``tuple.__new__``: a :class:`Line` built from its fields, skipping its ``__new__``.
 _new_tuple = tuple.__new__
 
@@ -98,15 +102,21 @@ class LineDecoder:
         return len(self._buf) + (len(self._head) if self._head is not None else 0)
 
     def feed(self, data: bytes) -> list[DecodedItem]:
-        return list(self.iter_feed(data))
+        # Not plain: every item is a Line or an OversizeLine.
+        return cast("list[DecodedItem]", list(self._items(data, plain=False)))
 
-    def iter_feed(self, data: bytes) -> Iterable[DecodedItem]:
-        """:meth:`feed`, with each whole line decoded only when it is read.
+    def iter_feed(self, data: bytes) -> Iterable[FedItem]:
+        """:meth:`feed`, each whole line decoded only when it is read, plain ones as text.
 
         A parser that handles each line as it comes keeps no list of them all (on a
-        large chunk that list costs more than the loop). The buffer is updated at once;
-        read the result to its end before the next call.
+        large chunk that list costs more than the loop). A plain line (ASCII, ended by
+        ``\n`` alone, within the limit) may come as its ``str``: its size is its length,
+        and it saves a :class:`Line` per line in the usual case. The buffer is updated at
+        once; read the result to its end before the next call.
         """
+        return self._items(data, plain=True)
+
+    def _items(self, data: bytes, *, plain: bool) -> Iterable[FedItem]:
         if self._finished:
             raise RuntimeError("LineDecoder.feed() called after finish()")
         # A piece of a line (1-byte feeds): buffered with no split and no list. ``10 in``
@@ -124,12 +134,15 @@ class LineDecoder:
             first_item = self._first_item(texts[0].encode("ascii"))
             self._append_partial(texts.pop().encode("ascii"))
             if 13 not in data:
-                # No line ends in "\r": when none is oversize either, every later Line
-                # is built in C (``map``/``zip``), with no Python step per line.
+                # No line ends in "\r": when none is oversize either, every later line
+                # is its text (plain) or a Line built in C (``map``/``zip``), with no
+                # Python step per line.
                 whole = texts[1:]
-                sizes = list(map(len, whole))
-                if max(sizes, default=0) <= self._max:
-                    lines = zip(whole, sizes, repeat(False))
+                # A chunk no longer than the limit holds no oversize line at all.
+                if len(data) <= self._max or max(map(len, whole), default=0) <= self._max:
+                    if plain:
+                        return chain((first_item,), whole)
+                    lines = zip(whole, map(len, whole), repeat(False))
                     return chain((first_item,), map(_new_tuple, repeat(Line), lines))
             return self._whole_texts(first_item, texts)
         parts = data.split(b"\n")
@@ -225,6 +238,13 @@ class LineDecoder:
 
 
 # -- JSON values ------------------------------------------------------------------------
+
+
+def item_size(item: FedItem) -> int:
+    """The byte length of a fed line as received (a plain line's text is ASCII)."""
+    if isinstance(item, str):
+        return len(item)
+    return item.size
 
 
 def _reject_constant(name: str) -> Any:

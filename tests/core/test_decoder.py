@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness.streams.decoder import Line, LineDecoder, OversizeLine
+from harness.streams.decoder import Line, LineDecoder, OversizeLine, item_size
 from tests.helpers import cut_points, split_at
 
 
@@ -139,6 +139,46 @@ def test_ascii_and_other_chunks_frame_as_the_reference(
 ) -> None:
     # An ASCII chunk is decoded whole and split as text; any other, line by line.
     assert decode(split_at(data, cuts), max_line_bytes=limit) == reference_items(data, limit)
+
+
+def iter_decode(chunks: list[bytes], limit: int) -> list[Line | OversizeLine]:
+    """:func:`decode` through ``iter_feed``, a plain line's text read back as its Line."""
+    decoder = LineDecoder(limit)
+    out: list[Line | OversizeLine] = []
+    for chunk in chunks:
+        for item in decoder.iter_feed(chunk):
+            if isinstance(item, str):
+                assert item.isascii() and "\r" not in item and len(item) <= limit
+                out.append(Line(item, item_size(item)))
+            else:
+                out.append(item)
+    out.extend(decoder.finish())
+    return out
+
+
+@pytest.mark.rule("STREAM-FRAME-CHUNKING-001")
+@given(
+    data=st.binary(max_size=400) | ascii_lines | ascii_lines.map(lambda d: d + b"\n"),
+    cuts=cut_points(),
+    limit=st.integers(1, 64) | st.just(1024 * 1024),
+)
+@settings(max_examples=300)
+@example(data=b"a\nabcdefgh\nb\n", cuts=[], limit=4)
+def test_iter_feed_plain_lines_are_the_lines_feed_gives(
+    data: bytes, cuts: list[int], limit: int
+) -> None:
+    # A plain line may come as its text; its size is its length, as for its Line.
+    chunks = split_at(data, cuts)
+    assert iter_decode(chunks, limit) == reference_items(data, limit)
+
+
+def test_iter_feed_gives_plain_lines_as_text() -> None:
+    decoder = LineDecoder()
+    assert list(decoder.iter_feed(b'{"a":1}\n{"b":2}\n{"c"')) == [
+        Line('{"a":1}', 7),
+        '{"b":2}',
+    ]
+    assert decoder.finish() == [Line('{"c"', 4, unterminated=True)]
 
 
 json_values = st.recursive(
