@@ -32,8 +32,9 @@ from harness.streams.base import _TRIM, JsonlStreamParser, js_trim
 from harness.streams.decoder import (
     DEFAULT_MAX_LINE_BYTES,
     SHALLOW_TEXT,
-    DecodedItem,
+    FedItem,
     Line,
+    item_size,
     loads_json,
     may_nest_too_deep,
 )
@@ -279,15 +280,22 @@ class ClaudeStreamParser(JsonlStreamParser):
         # CLAUDE-RAW-001: unknown types (rate_limit_event, control_request …) -> raw.
         return False
 
-    def _read(self, items: Iterable[DecodedItem], *, suspect: bool) -> None:
+    def _read(self, items: Iterable[FedItem], *, suspect: bool) -> None:
         """The base loop with a text delta handled in place, with no call but the guards'.
 
         Why an override: text deltas are most lines of a run, and the base path spends
         seven Python calls on each (handle, dispatch, the echo and role guards, the
         event). Anything unusual (a line the base loop would vet or refuse, another
-        frame, a message with no id, no role guard yet or a contaminated one, a wrapper
-        that already gave the text, text the echo guard may hold) takes the general
-        path, so events are the same.
+        frame, a message with no id, a wrapper that already gave the text, text the echo
+        guard may hold) takes the general path, so events are the same.
+
+        The line is read untrimmed: orjson allows JSON's own whitespace around a value,
+        and any other character ``js_trim`` removes makes it refuse (then the base loop
+        trims and reads it), so a value read here is the trimmed line's value.
+
+        Only a line the general path reads can change the message, its bookkeeping or
+        the echo guard; so the first text delta after one does the per-message work
+        (:meth:`_fast_text_guard`) and the deltas after it reuse the answer.
         """
         general = super()._read
         fast = fast_json.LOADS
@@ -296,56 +304,90 @@ class ClaudeStreamParser(JsonlStreamParser):
             return
         refused = fast_json.FastJsonError
         handle = self.handle
+        on_stream_event = self._on_stream_event
         out = self._out
-        guards = self._guards
-        text_from_wrapper = self._text_from_wrapper
-        text_streamed = self._text_streamed
         echo = self._echo
+        #: Whether ``guard`` and ``echo_idle`` answer for the current message: not before
+        #: its first text delta since a line the general path read.
+        primed = False
+        #: The current message's role guard, None when its deltas take the general path.
+        guard: RoleMarkerGuard | None = None
+        #: The echo guard passes every text through (nothing armed, nothing held).
+        echo_idle = False
         for item in items:
-            if type(item) is not Line:
+            if type(item) is str:
+                raw = item
+            elif type(item) is Line:
+                raw = item[0]
+            else:
                 general((item,), suspect=False)  # oversize: the base rules
+                primed = False
                 continue
-            line = item[0].strip(_TRIM)  # js_trim, inlined
-            if not line or (len(line) > SHALLOW_TEXT and may_nest_too_deep(line)):
-                general((item,), suspect=False)  # blank, or deep enough to vet: base rules
+            if len(raw) > SHALLOW_TEXT and may_nest_too_deep(raw):
+                general((item,), suspect=False)  # deep enough to vet: base rules
+                primed = False
                 continue
             try:
-                value = fast(line)
+                value = fast(raw)
             except refused:
-                general((item,), suspect=False)
+                general((item,), suspect=False)  # blank, not JSON, or odd whitespace
+                primed = False
                 continue
             if type(value) is not dict:
                 general((item,), suspect=False)  # valid JSON, not an object
+                primed = False
                 continue
             # The text-delta frame, read in place of handle -> _on_text_delta.
             event: Any = value.get("event") if value.get("type") == "stream_event" else None
             delta: Any = event.get("delta") if type(event) is dict else None
             text: Any = delta.get("text") if type(delta) is dict else None
-            message_id = self._message_id
             if (
                 type(text) is str
-                and message_id
                 and delta.get("type") == "text_delta"
                 and event.get("type") == "content_block_delta"
-                and (guard := guards.get(message_id)) is not None
-                and not guard.contaminated
-                and message_id not in text_from_wrapper
-                and echo.passes_through(text)
             ):
-                # seed 002 §7.2 (CLAUDE-DEDUPE-TEXT-001), then ref §2.1.5 emitSafeText.
-                text_streamed.add(message_id)
-                self._current_streamed_text = True
-                safe = guard.feed_text(text)
-                if safe:
-                    out.append(text_delta(safe))
-                if guard.contaminated:
-                    # seed 002 §7.5 (CLAUDE-GUARD-001): the marker's warning.
-                    warning = guard.warning_event(message_id)
-                    if warning is not None:
-                        out.append(warning)
-                continue
-            if not handle(value, line):
-                self.emit_raw(line, item[1])
+                if not primed:
+                    guard = self._fast_text_guard()
+                    echo_idle = not echo.armed
+                    primed = True
+                if guard is not None and (echo_idle or echo.passes_through(text)):
+                    if guard.contaminated:
+                        continue  # seed 002 §7.5 (CLAUDE-GUARD-001): the rest is dropped
+                    safe = guard.feed_text(text)
+                    if safe:
+                        out.append(text_delta(safe))
+                    if guard.contaminated:
+                        # seed 002 §7.5 (CLAUDE-GUARD-001): the marker's warning.
+                        warning = guard.warning_event(self._message_id)
+                        if warning is not None:
+                            out.append(warning)
+                    continue
+            line = raw.strip(_TRIM)  # js_trim, inlined
+            primed = False
+            if type(event) is dict:
+                # Another stream event: handle's own first step, done here.
+                claimed = on_stream_event(event, value.get("parent_tool_use_id"))
+            else:
+                claimed = handle(value, line)
+            if not claimed:
+                self.emit_raw(line, item_size(item))
+
+    def _fast_text_guard(self) -> RoleMarkerGuard | None:
+        """The current message's role guard, its first text delta's bookkeeping done.
+
+        None when its deltas must take the general path: no message id, or a wrapper
+        already gave its text. Else what :meth:`_on_text_delta` does before the text,
+        done once: the message streamed text (seed 002 §7.2, CLAUDE-DEDUPE-TEXT-001).
+        """
+        message_id = self._message_id
+        if not message_id or message_id in self._text_from_wrapper:
+            return None
+        self._text_streamed.add(message_id)
+        self._current_streamed_text = True
+        guard = self._guards.get(message_id)
+        if guard is None:
+            guard = self._guards[message_id] = RoleMarkerGuard()
+        return guard
 
     def on_finish(self) -> None:
         # ref §2.1.6 (ECHO-HOLD-001): held artifact text is flushed at end of output.
