@@ -40,6 +40,7 @@ __all__ = [
     "event_from_json",
     "event_json_line",
     "events_to_json",
+    "fill_text_delta",
     "json_safe",
     "text_delta",
 ]
@@ -200,8 +201,10 @@ class TextDelta(_EventBase):
 
 
 #: The ``delta`` slot's own setter, which a frozen dataclass's ``__init__`` reaches
-#: through ``object.__setattr__``.
-_set_text_delta: Callable[[TextDelta, str], None] = TextDelta.__dict__["delta"].__set__
+#: through ``object.__setattr__``. :func:`text_delta` fills a new event with it; a hot
+#: loop may do the same in place (``object.__new__(TextDelta)``, then this), saving the
+#: call. Only ever on an event nobody else has seen yet.
+fill_text_delta: Callable[[TextDelta, str], None] = TextDelta.__dict__["delta"].__set__
 
 
 def text_delta(delta: str) -> TextDelta:
@@ -212,7 +215,7 @@ def text_delta(delta: str) -> TextDelta:
     (equal, hashable, frozen).
     """
     event = object.__new__(TextDelta)
-    _set_text_delta(event, delta)
+    fill_text_delta(event, delta)
     return event
 
 

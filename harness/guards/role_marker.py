@@ -43,13 +43,15 @@ class RoleMarkerGuard:
     returns ``""`` for everything else fed to it.
     """
 
-    __slots__ = ("_first_chunk", "_marker", "_pending", "_tail", "contaminated")
+    __slots__ = ("_first_chunk", "_hashless", "_marker", "_pending", "_tail", "contaminated")
 
     def __init__(self) -> None:
         #: Last <= 64 characters already returned as safe text.
         self._tail = ""
         #: Received but withheld: a complete-but-unconfirmed marker suffix.
         self._pending = ""
+        #: Nothing withheld and no ``#`` in the tail: text with no ``#`` takes the fast path.
+        self._hashless = True
         #: True while ``_tail`` is still the whole emitted text (``^`` is the real start).
         self._first_chunk = True
         #: True once a fabricated marker was confirmed; later text is dropped. A plain
@@ -68,7 +70,7 @@ class RoleMarkerGuard:
         if self.contaminated or not text:
             return ""
         tail = self._tail
-        if not self._pending and "#" not in text and "#" not in tail:
+        if self._hashless and "#" not in text:
             # Fast path, exactly equivalent to the general one: every pattern needs
             # "##", so with no "#" in tail + text nothing can match or be withheld.
             full = tail + text
@@ -110,6 +112,7 @@ class RoleMarkerGuard:
             self._first_chunk = False
         else:
             self._tail = full
+        self._hashless = not self._pending and "#" not in self._tail
         return safe
 
     def warning_event(self, message_id: str | None) -> FabricatedRoleMarker | None:

@@ -16,6 +16,7 @@ from typing import Any
 from harness.events import (
     Error,
     Status,
+    TextDelta,
     ThinkingDelta,
     ThinkingStart,
     ToolInputDelta,
@@ -23,6 +24,7 @@ from harness.events import (
     ToolUse,
     TurnEnd,
     Usage,
+    fill_text_delta,
     text_delta,
 )
 from harness.guards.artifact_echo import ArtifactEchoGuard
@@ -124,7 +126,7 @@ def _nonempty_str(value: object) -> str | None:
 
 def _js_key(value: object) -> str:
     """``${value}`` for a block index (a JSON number prints without ``.0``)."""
-    if type(value) is int:  # the usual index, read on every block start and stop
+    if type(value) is int:
         return str(value)
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
@@ -307,6 +309,7 @@ class ClaudeStreamParser(JsonlStreamParser):
         on_stream_event = self._on_stream_event
         out = self._out
         echo = self._echo
+        new_event = object.__new__
         #: Whether ``guard`` and ``echo_idle`` answer for the current message: not before
         #: its first text delta since a line the general path read.
         primed = False
@@ -355,7 +358,9 @@ class ClaudeStreamParser(JsonlStreamParser):
                         continue  # seed 002 §7.5 (CLAUDE-GUARD-001): the rest is dropped
                     safe = guard.feed_text(text)
                     if safe:
-                        out.append(text_delta(safe))
+                        built = new_event(TextDelta)  # text_delta(safe), in place
+                        fill_text_delta(built, safe)
+                        out.append(built)
                     if guard.contaminated:
                         # seed 002 §7.5 (CLAUDE-GUARD-001): the marker's warning.
                         warning = guard.warning_event(self._message_id)
@@ -621,7 +626,7 @@ class ClaudeStreamParser(JsonlStreamParser):
         self._current_streamed_text = False
         self._current_streamed_thinking = False
         ttft = event.get("ttft_ms")
-        if _is_number(ttft):
+        if ttft is not None and _is_number(ttft):
             self.emit(Status(label="streaming", ttft_ms=ttft))
 
     def _on_delta(self, event: dict[str, Any], delta: dict[str, Any]) -> bool:
@@ -694,7 +699,9 @@ class ClaudeStreamParser(JsonlStreamParser):
 
     def _block_key(self, event: dict[str, Any]) -> tuple[str, str]:
         owner = self._message_id if self._message_id is not None else "anon"
-        return owner, _js_key(event.get("index", _MISSING))
+        index = event.get("index", _MISSING)
+        # The usual index first: read on every block start and stop.
+        return owner, str(index) if type(index) is int else _js_key(index)
 
     def _wrapper_tool_input(self, block: dict[str, Any]) -> Any:
         """ref §2.1.3 G2 ``wrapperToolUseInput`` (CLAUDE-TOOL-WRAPPER-INPUT-001).
