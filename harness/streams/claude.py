@@ -68,10 +68,13 @@ _MISSING: Any = _Missing()
 
 
 @dataclass(slots=True)
-class _Block:
-    """One open content block (ref §2.1.2 ``BlockState``)."""
+class _ToolBlock:
+    """One open ``tool_use`` content block (ref §2.1.2 ``BlockState``).
 
-    type: Any
+    Only tool blocks keep state: no rule reads a text or thinking block's, which is
+    kept as None (its key keeps its place, as in upstream's ``Map``).
+    """
+
     name: Any
     id: Any
     #: ``content_block_start``'s ``input`` value, or ``_MISSING`` when it had none.
@@ -235,7 +238,8 @@ class ClaudeStreamParser(JsonlStreamParser):
         suppress_html_artifacts_after_file_write: bool = False,
     ) -> None:
         super().__init__(max_line_bytes=max_line_bytes)
-        self._blocks: dict[tuple[str, str], _Block] = {}
+        #: Open blocks by (message id, index): a tool block's state, else None.
+        self._blocks: dict[tuple[str, str], _ToolBlock | None] = {}
         #: ``currentMessageId``: the message the next ``content_block_*`` belongs to.
         self._message_id: str | None = None
         #: Message ids whose text / thinking streamed as deltas.
@@ -586,13 +590,13 @@ class ClaudeStreamParser(JsonlStreamParser):
             block = event.get("content_block")
             if not isinstance(block, dict):
                 return False
-            self._blocks[self._block_key(event)] = _Block(
-                type=block.get("type"),
-                name=block.get("name"),
-                id=block.get("id"),
-                input_value=block.get("input", _MISSING),
-            )
-            if block.get("type") == "thinking":
+            block_type = block.get("type")
+            if block_type == "tool_use":
+                state = _ToolBlock(block.get("name"), block.get("id"), block.get("input", _MISSING))
+                self._blocks[self._block_key(event)] = state
+                return True
+            self._blocks[self._block_key(event)] = None
+            if block_type == "thinking":
                 self.emit(ThinkingStart())
             return True
         if kind == "content_block_delta":
@@ -654,7 +658,7 @@ class ClaudeStreamParser(JsonlStreamParser):
                 return False
             # seed 002 §7.2 (CLAUDE-TOOL-INPUT-001): accumulate the tool's JSON input.
             state = self._blocks.get(self._block_key(event))
-            if state is not None and state.type == "tool_use":
+            if state is not None:
                 state.parts.append(partial)
                 if isinstance(state.id, str) and isinstance(state.name, str):
                     self.emit(ToolInputDelta(id=state.id, name=state.name, delta=partial))
@@ -676,7 +680,7 @@ class ClaudeStreamParser(JsonlStreamParser):
 
     def _on_block_stop(self, event: dict[str, Any]) -> None:
         state = self._blocks.pop(self._block_key(event), None)
-        if state is None or state.type != "tool_use" or not isinstance(state.id, str):
+        if state is None or not isinstance(state.id, str):
             return
         if state.id in self._emitted_tool_ids:
             # CLAUDE-DEDUPE-TOOL-001: the wrapper got there first.
@@ -712,7 +716,7 @@ class ClaudeStreamParser(JsonlStreamParser):
         tool_id = block.get("id")
         if isinstance(tool_id, str):
             for state in self._blocks.values():
-                if state.type != "tool_use" or state.id != tool_id:
+                if state is None or state.id != tool_id:
                     continue
                 raw = state.input_text()
                 if js_trim(raw):
