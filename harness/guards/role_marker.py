@@ -33,6 +33,9 @@ NEWLINE_ANCHORED_PENDING_MARKER_TAIL_RE = re.compile(r"\n[ \t]*##[ \t]+" + _ROLE
 
 #: Characters of already-emitted text kept to see markers across chunk boundaries.
 TAIL_BUFFER_SIZE = 64
+#: Chunks returned by the fast path before they are rolled into the tail anyway (the
+#: fold is linear in what it joins: this bounds what a long clean message holds).
+_FRESH_LIMIT = 32
 
 
 class RoleMarkerGuard:
@@ -43,11 +46,23 @@ class RoleMarkerGuard:
     returns ``""`` for everything else fed to it.
     """
 
-    __slots__ = ("_first_chunk", "_hashless", "_marker", "_pending", "_tail", "contaminated")
+    __slots__ = (
+        "_first_chunk",
+        "_fresh",
+        "_hashless",
+        "_marker",
+        "_pending",
+        "_tail",
+        "contaminated",
+    )
 
     def __init__(self) -> None:
-        #: Last <= 64 characters already returned as safe text.
+        #: Last <= 64 characters already returned as safe text, but for ``_fresh``.
         self._tail = ""
+        #: Text the fast path returned since the tail was last rolled: rolled in together
+        #: when the slow path needs the tail (the last 64 characters of a concatenation
+        #: are those of its last 64 plus what follows), or when it holds too many.
+        self._fresh: list[str] = []
         #: Received but withheld: a complete-but-unconfirmed marker suffix.
         self._pending = ""
         #: Nothing withheld and no ``#`` in the tail: text with no ``#`` takes the fast path.
@@ -69,17 +84,16 @@ class RoleMarkerGuard:
         """Feed one chunk of the message's text; return the safe part (maybe ``""``)."""
         if self.contaminated or not text:
             return ""
-        tail = self._tail
         if self._hashless and "#" not in text:
             # Fast path, exactly equivalent to the general one: every pattern needs
             # "##", so with no "#" in tail + text nothing can match or be withheld.
-            full = tail + text
-            if len(full) > TAIL_BUFFER_SIZE:
-                self._tail = full[-TAIL_BUFFER_SIZE:]
-                self._first_chunk = False
-            else:
-                self._tail = full
+            fresh = self._fresh
+            fresh.append(text)
+            if len(fresh) >= _FRESH_LIMIT:
+                self._roll_tail()
             return text
+        self._roll_tail()
+        tail = self._tail
         emitted = len(tail)
         buffer = tail + self._pending + text
         if self._first_chunk:
@@ -104,16 +118,27 @@ class RoleMarkerGuard:
         safe = buffer[emitted:pending_start]
         self._pending = buffer[pending_start:]
 
-        # ref §3.2 (RMG-TAIL-001): roll the 64-character tail; ``first_chunk`` turns
-        # off only when the tail is sliced, never merely because something was emitted.
-        full = tail + safe
+        self._fresh.append(safe)
+        self._roll_tail()
+        self._hashless = not self._pending and "#" not in self._tail
+        return safe
+
+    def _roll_tail(self) -> None:
+        """Fold the text returned since into the 64-character tail.
+
+        ref §3.2 (RMG-TAIL-001): roll the 64-character tail; ``first_chunk`` turns off
+        only when the tail is sliced, never merely because something was emitted.
+        """
+        fresh = self._fresh
+        if not fresh:
+            return
+        full = self._tail + "".join(fresh)
+        fresh.clear()
         if len(full) > TAIL_BUFFER_SIZE:
             self._tail = full[-TAIL_BUFFER_SIZE:]
             self._first_chunk = False
         else:
             self._tail = full
-        self._hashless = not self._pending and "#" not in self._tail
-        return safe
 
     def warning_event(self, message_id: str | None) -> FabricatedRoleMarker | None:
         """The ``fabricated_role_marker`` event for ``message_id``, or None while clean."""

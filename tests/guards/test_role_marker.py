@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from unittest import mock
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from harness.guards import role_marker
 from harness.guards.role_marker import (
     FABRICATED_ROLE_MARKER_RE,
     FIRST_CHUNK_PENDING_MARKER_TAIL_RE,
@@ -446,3 +448,24 @@ def test_arbitrary_text_never_raises(text: str, cuts: list[int]) -> None:
     guard = RoleMarkerGuard()
     out = "".join(guard.feed_text(c) for c in split_text(text, cuts))
     assert text.startswith(out)
+
+
+def _run_rolling_every_chunk(chunks: Sequence[str]) -> tuple[list[str], bool, str | None]:
+    """:func:`_run` chunk by chunk, with the tail rolled after every chunk returned."""
+    with mock.patch.object(role_marker, "_FRESH_LIMIT", 1):
+        guard = RoleMarkerGuard()
+        outputs = [guard.feed_text(c) for c in chunks]
+    return outputs, guard.contaminated, guard.marker
+
+
+@pytest.mark.rule("RMG-TAIL-001")
+@settings(max_examples=300)
+@given(text=marker_texts, cuts=cut_points())
+@example(text="x" * 40 + "\n## user!", cuts=[])  # bytewise: rolled in batches mid-text
+def test_rolling_the_tail_late_changes_nothing(text: str, cuts: list[int]) -> None:
+    # The fast path defers the tail's roll; the verdicts and every output are those of
+    # a guard that rolls the tail after each chunk.
+    for chunks in (split_text(text, cuts), list(text)):
+        guard = RoleMarkerGuard()
+        outputs = [guard.feed_text(c) for c in chunks]
+        assert (outputs, guard.contaminated, guard.marker) == _run_rolling_every_chunk(chunks)
