@@ -1141,6 +1141,12 @@ class _Turn:
                 }
             },
         )
+        self.rate_limits()
+
+    def rate_limits(self) -> None:
+        """The snapshot codex 0.171.0 sends as a model call ends: after its usage when it
+        completed, or when an interrupt aborted it (recordings/real/codex/*.app-server.jsonl)."""
+        self.server.notify("account/rateLimits/updated", {"rateLimits": _RATE_LIMITS})
 
     def api_error(self, step: Step) -> dict[str, Any]:
         status = int(step.get("status", 500))
@@ -1173,7 +1179,7 @@ class _Turn:
         waiting, self.server.interrupts = self.server.interrupts, []
         if not waiting:
             return
-        self.server.notify("account/rateLimits/updated", {"rateLimits": _RATE_LIMITS})
+        self.rate_limits()
         for request_id in waiting:
             self.server.result(request_id, {})
 

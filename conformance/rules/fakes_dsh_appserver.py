@@ -100,7 +100,8 @@ RULES = (
         "FAKE-APPSERVER-HAPPY-001",
         Tier.MANDATORY,
         "Driven live by the app-server session, the fake's happy run gives the thread id, "
-        "reasoning, text deltas, the write as tool_use/tool_result, the file, usage, completed.",
+        "reasoning, text deltas, the write as tool_use/tool_result, the file, usage (then the "
+        "rate-limit snapshot), completed.",
         "wire §A.3.2",
         _APP,
     ),

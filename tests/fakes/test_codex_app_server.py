@@ -303,6 +303,11 @@ def test_happy_turn_through_the_engine_session(fake: FakeCli) -> None:
     assert usage.usage is not None
     assert (usage.usage["input_tokens"], usage.usage["output_tokens"]) == (120, 45)
     assert (fake.cwd / "hello.html").read_text(encoding="utf-8") == HTML
+    # codex 0.171.0 ends a model call with its usage, then the rate-limit snapshot.
+    methods = [m.get("method") for m in messages_of(live.stdout)]
+    at = methods.index("thread/tokenUsage/updated")
+    assert methods[at + 1] == "account/rateLimits/updated"
+    assert methods.count("account/rateLimits/updated") == 1
     assert_wire(live.stdout, live.sent)
     # approvalPolicy never (what the engine sends): the server asks nothing.
     assert not [m for m in messages_of(live.stdout) if "id" in m and "method" in m]
