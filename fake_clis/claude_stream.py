@@ -1021,9 +1021,9 @@ def _thinking_step(session: _ClaudeSession, turn: _TurnState, step: Step) -> Non
 
     def announce(delta: dict[str, Any]) -> None:
         # claude 2.1.332 prints system/thinking_tokens before each thinking delta, after
-        # the block's content_block_start: about 4 characters a token, rounded up, and a
-        # running total that each block starts afresh (recordings/real/claude/
-        # happy-partial.jsonl; a run with chunked thinking gave 4, 7, 10, then 2, 6).
+        # the block's content_block_start, with or without partial messages: about 4
+        # characters a token, rounded up, and a running total that each block starts
+        # afresh (recordings/real/claude/thinking-chunks*.jsonl: 4, 7, 10, then 2, 6).
         nonlocal estimated
         if delta.get("type") != "thinking_delta" or session.flavour.codebuddy_wire:
             return

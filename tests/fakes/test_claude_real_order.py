@@ -20,9 +20,21 @@ from tests.fakes.conftest import FakeCli
 from tests.support.processes import StdoutPump, kill_tree
 
 REAL_DIR = Path(__file__).resolve().parents[2] / "recordings" / "real" / "claude"
+#: The steps of the ``thinking-chunks`` scenario the real CLI ran (its own scenario file,
+#: not a bundled one): thinking streamed in pieces, to see an estimate per piece.
+THINKING_CHUNKS: list[dict[str, Any]] = [
+    {
+        "kind": "thinking",
+        "text": "The user wants a page, so think a lot.",
+        "chunks": ["The user wants ", "a page, so ", "think a lot."],
+    },
+    {"kind": "text", "text": "Hi.", "chunks": ["Hi."]},
+    {"kind": "thinking", "text": "Second thought here.", "chunks": ["Second ", "thought here."]},
+    {"kind": "text", "text": "Done.", "chunks": ["Done."]},
+]
 #: The fake scenario of each real recording (harness/live/recipes/claude.json; the cancel
-#: case is the hang scenario, cancelled once its text has arrived).
-SCENARIOS = {
+#: case is the hang scenario, cancelled once its text has arrived), by name or as steps.
+SCENARIOS: dict[str, str | list[dict[str, Any]]] = {
     "api_error": "api_error",
     "cancel": "hang",
     "happy": "happy",
@@ -31,6 +43,8 @@ SCENARIOS = {
     "text": "text",
     "text-partial": "text",
     "text-resume": "text",
+    "thinking-chunks": THINKING_CHUNKS,
+    "thinking-chunks-partial": THINKING_CHUNKS,
 }
 #: A resumed turn, run after its first turn with the session id the fake gave that turn.
 SECOND_TURNS = {"text-resume": "text-resume.turn2"}
@@ -146,6 +160,11 @@ def _args(recording: Recording, session_id: str | None = None) -> list[str]:
     return args
 
 
+def _scenario(fake: FakeCli, name: str) -> str:
+    scenario = SCENARIOS[name]
+    return scenario if isinstance(scenario, str) else fake.scenario_file(name, scenario)
+
+
 def test_every_real_recording_has_a_case() -> None:
     names = {p.name.removesuffix(".jsonl") for p in REAL_DIR.glob("*.jsonl")}
     assert names == set(SCENARIOS) | set(SECOND_TURNS.values())
@@ -156,7 +175,8 @@ def test_every_real_recording_has_a_case() -> None:
 def test_fake_frames_come_in_the_real_order(fake: FakeCli, name: str) -> None:
     real = load_recording(REAL_DIR / f"{name}.jsonl")
     stdin = _data(real, Direction.STDIN)
-    result = fake.run("claude", _args(real), scenario=SCENARIOS[name], input=stdin)
+    scenario = _scenario(fake, name)
+    result = fake.run("claude", _args(real), scenario=scenario, input=stdin)
     assert result.code == real.exit.code, result.err
     assert shape(result.stdout) == shape(_data(real, Direction.STDOUT))
     assert shapes(result.stdout) == shapes(_data(real, Direction.STDOUT))
@@ -166,7 +186,7 @@ def test_fake_frames_come_in_the_real_order(fake: FakeCli, name: str) -> None:
     real2 = load_recording(REAL_DIR / f"{second}.jsonl")
     session_id = json.loads(result.stdout.split(b"\n", 1)[0])["session_id"]
     args = _args(real2, session_id)
-    again = fake.run("claude", args, scenario=SCENARIOS[name], input=_data(real2, Direction.STDIN))
+    again = fake.run("claude", args, scenario=scenario, input=_data(real2, Direction.STDIN))
     assert again.code == real2.exit.code, again.err
     assert shape(again.stdout) == shape(_data(real2, Direction.STDOUT))
     assert shapes(again.stdout) == shapes(_data(real2, Direction.STDOUT))
@@ -177,7 +197,7 @@ def test_fake_frames_before_a_cancel_come_in_the_real_order(fake: FakeCli) -> No
     """The real run was cancelled once its text arrived: the fake's frames up to then."""
     real = load_recording(REAL_DIR / "cancel.jsonl")
     want = shape(_data(real, Direction.STDOUT))
-    proc = fake.popen("claude", _args(real), scenario=SCENARIOS["cancel"])
+    proc = fake.popen("claude", _args(real), scenario=_scenario(fake, "cancel"))
     try:
         assert proc.stdin is not None
         proc.stdin.write(_data(real, Direction.STDIN))
