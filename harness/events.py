@@ -43,6 +43,8 @@ __all__ = [
     "fill_text_delta",
     "json_safe",
     "text_delta",
+    "tool_result",
+    "tool_use",
 ]
 
 #: Any JSON value (the parsed form of ``json.loads``).
@@ -162,6 +164,16 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
+def _slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The setter of ``cls``'s slot ``name``, for the builders that skip a frozen ``__init__``.
+
+    Raises ``KeyError`` at import if the class has no such slot, so a renamed field
+    cannot leave a builder behind.
+    """
+    setter: Callable[[Any, Any], None] = cls.__dict__[name].__set__
+    return setter
+
+
 class _EventBase:
     type: ClassVar[str]
 
@@ -204,7 +216,7 @@ class TextDelta(_EventBase):
 #: through ``object.__setattr__``. :func:`text_delta` fills a new event with it; a hot
 #: loop may do the same in place (``object.__new__(TextDelta)``, then this), saving the
 #: call. Only ever on an event nobody else has seen yet.
-fill_text_delta: Callable[[TextDelta, str], None] = TextDelta.__dict__["delta"].__set__
+fill_text_delta: Callable[[TextDelta, str], None] = _slot_setter(TextDelta, "delta")
 
 
 def text_delta(delta: str) -> TextDelta:
@@ -257,6 +269,27 @@ class ToolUse(_EventBase):
         return safe
 
 
+_set_tool_use_id = _slot_setter(ToolUse, "id")
+_set_tool_use_name = _slot_setter(ToolUse, "name")
+_set_tool_use_input = _slot_setter(ToolUse, "input")
+_set_tool_use_started_at_ms = _slot_setter(ToolUse, "started_at_ms")
+
+
+def tool_use(id: str | None, name: str | None, input: JsonValue) -> ToolUse:
+    """``ToolUse(id=id, name=name, input=input)`` without the frozen ``__init__``.
+
+    A json-event-stream parser builds one per tool call; like :func:`text_delta` this
+    fills the slots directly (``started_at_ms`` left at its default, ``None``). The
+    event is the same (equal, hashable when its input is, frozen).
+    """
+    event = object.__new__(ToolUse)
+    _set_tool_use_id(event, id)
+    _set_tool_use_name(event, name)
+    _set_tool_use_input(event, input)
+    _set_tool_use_started_at_ms(event, None)
+    return event
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolInputDelta(_EventBase):
     """A live fragment of a tool's JSON input (not persisted upstream)."""
@@ -296,6 +329,24 @@ class ToolResult(_EventBase):
         }
         safe: dict[str, JsonValue] = json_safe(out)
         return safe
+
+
+_set_tool_result_tool_use_id = _slot_setter(ToolResult, "tool_use_id")
+_set_tool_result_content = _slot_setter(ToolResult, "content")
+_set_tool_result_is_error = _slot_setter(ToolResult, "is_error")
+
+
+def tool_result(tool_use_id: str | None, content: str, is_error: bool) -> ToolResult:
+    """``ToolResult(tool_use_id=..., content=..., is_error=...)`` without the frozen ``__init__``.
+
+    A json-event-stream parser builds one per finished tool; like :func:`text_delta`
+    this fills the slots directly. The event is the same (equal, hashable, frozen).
+    """
+    event = object.__new__(ToolResult)
+    _set_tool_result_tool_use_id(event, tool_use_id)
+    _set_tool_result_content(event, content)
+    _set_tool_result_is_error(event, is_error)
+    return event
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

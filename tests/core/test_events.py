@@ -107,13 +107,3 @@ def test_an_event_line_is_the_encoding_of_its_safe_json(
         line = ev.event_json_line(event)
         assert line == json.dumps(event.to_json(), ensure_ascii=False, allow_nan=False)
         line.encode("utf-8")
-
-
-@given(text=st.text())
-def test_the_text_delta_factory_builds_the_event_its_class_builds(text: str) -> None:
-    made = ev.text_delta(text)
-    assert type(made) is ev.TextDelta
-    assert made == ev.TextDelta(delta=text) and hash(made) == hash(ev.TextDelta(delta=text))
-    assert made.delta == text and made.to_json() == ev.TextDelta(delta=text).to_json()
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        made.delta = "changed"  # type: ignore[misc]
