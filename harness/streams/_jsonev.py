@@ -13,16 +13,14 @@ truthy; ``JSON.parse`` rejects ``NaN``).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
 import reprlib
-import types
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from harness.events import Event, TextDelta, ToolResult, ToolUse
+from harness.events import Event
 from harness.streams.base import js_trim
 from harness.streams.decoder import loads_json
 
@@ -41,11 +39,8 @@ __all__ = [
     "pick_usage",
     "safe_parse_json",
     "stringify_content",
-    "text_delta",
     "todo_write_input_from_items",
     "todo_write_input_from_parsed_value",
-    "tool_result",
-    "tool_use",
 ]
 
 #: The callback a handler emits events through (the parser's ``emit``).
@@ -290,102 +285,3 @@ def todo_write_input_from_parsed_value(value: object) -> dict[str, Any] | None:
         if isinstance(value.get(key), list):
             return todo_write_input_from_items(value[key])
     return None
-
-
-# -- event builders ---------------------------------------------------------------
-#
-# Events are frozen slotted dataclasses: their generated ``__init__`` sets each
-# field through ``object.__setattr__``, which costs two to three times the
-# allocation itself. The parsers build one or more events per stdout line, so the
-# builders below fill the slots directly (the slot descriptors' own setters). They
-# are only used when the class is exactly the shape they were written for (same
-# fields in the same order, trailing defaults, no ``__post_init__``); otherwise
-# they fall back to the class constructor, so a change to ``harness.events`` can
-# never yield a half-built event. The results are equal to constructor-built
-# events (``==``, ``hash``, ``repr``, ``to_json``); tests check both paths.
-
-_new_object = object.__new__
-_MISSING: Any = dataclasses.MISSING
-
-
-def _slot_setters(
-    cls: type, passed: tuple[str, ...], defaulted: tuple[tuple[str, object], ...]
-) -> tuple[Callable[[object, object], None], ...] | None:
-    """The slot setters of ``passed`` + ``defaulted`` fields, or None if ``cls`` differs.
-
-    ``defaulted`` pairs each trailing field with the default the builder stores.
-    """
-    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
-        return None
-    fields = dataclasses.fields(cls)
-    names = passed + tuple(name for name, _ in defaulted)
-    if tuple(f.name for f in fields) != names:
-        return None
-    for f, (_, default) in zip(fields[len(passed) :], defaulted, strict=True):
-        if f.default is _MISSING or f.default != default or f.default_factory is not _MISSING:
-            return None
-    setters: list[Callable[[object, object], None]] = []
-    for name in names:
-        descriptor = cls.__dict__.get(name)
-        if type(descriptor) is not types.MemberDescriptorType:
-            return None
-        setters.append(descriptor.__set__)
-    return tuple(setters)
-
-
-def _text_delta_builder() -> Callable[[str], TextDelta]:
-    setters = _slot_setters(TextDelta, ("delta",), ())
-    if setters is None:
-        return lambda delta: TextDelta(delta=delta)
-    (set_delta,) = setters
-
-    def text_delta(delta: str) -> TextDelta:
-        event: TextDelta = _new_object(TextDelta)
-        set_delta(event, delta)
-        return event
-
-    return text_delta
-
-
-def _tool_use_builder() -> Callable[[str | None, str | None, Any], ToolUse]:
-    setters = _slot_setters(ToolUse, ("id", "name", "input"), (("started_at_ms", None),))
-    if setters is None:
-        return lambda id, name, input: ToolUse(id=id, name=name, input=input)
-    set_id, set_name, set_input, set_started = setters
-
-    def tool_use(id: str | None, name: str | None, input: Any) -> ToolUse:
-        event: ToolUse = _new_object(ToolUse)
-        set_id(event, id)
-        set_name(event, name)
-        set_input(event, input)
-        set_started(event, None)
-        return event
-
-    return tool_use
-
-
-def _tool_result_builder() -> Callable[[str | None, str, bool], ToolResult]:
-    setters = _slot_setters(ToolResult, ("tool_use_id", "content", "is_error"), ())
-    if setters is None:
-        return lambda tool_use_id, content, is_error: ToolResult(
-            tool_use_id=tool_use_id, content=content, is_error=is_error
-        )
-    set_id, set_content, set_is_error = setters
-
-    def tool_result(tool_use_id: str | None, content: str, is_error: bool) -> ToolResult:
-        event: ToolResult = _new_object(ToolResult)
-        set_id(event, tool_use_id)
-        set_content(event, content)
-        set_is_error(event, is_error)
-        return event
-
-    return tool_result
-
-
-#: ``TextDelta(delta=delta)``, built without the frozen ``__init__``.
-text_delta = _text_delta_builder()
-#: ``ToolUse(id=id, name=name, input=input)``, built without the frozen ``__init__``.
-tool_use = _tool_use_builder()
-#: ``ToolResult(tool_use_id=..., content=..., is_error=...)``, built without the frozen
-#: ``__init__``.
-tool_result = _tool_result_builder()

@@ -18,7 +18,7 @@ import math
 import re
 from typing import Any
 
-from harness.events import Error, Status, ToolResult, Usage
+from harness.events import Error, Status, ToolResult, Usage, text_delta, tool_result, tool_use
 from harness.streams._jsonev import (
     Emit,
     extract_error_message,
@@ -30,9 +30,6 @@ from harness.streams._jsonev import (
     pick_usage,
     safe_parse_json,
     stringify_content,
-    text_delta,
-    tool_result,
-    tool_use,
 )
 from harness.streams.base import js_trim
 

@@ -1,13 +1,11 @@
 """The opencode fast paths give exactly the events of the plain, spec-shaped paths.
 
 Parser throughput: the opencode handler builds its events through the
-slot-filling builders of ``harness.streams._jsonev`` instead of the frozen
-dataclass constructors, and decides ``tool_result`` (OPENCODE-ISERROR-001) with
-the cheapest check first. These tests hold both to the plain definitions:
+slot-filling builders of ``harness.events`` (held to their constructors in
+``tests/core/test_event_builders.py``) instead of the frozen dataclass
+constructors, and decides ``tool_result`` (OPENCODE-ISERROR-001) with the
+cheapest check first. These tests hold it to the plain definitions:
 
-* each builder against its class constructor (``==``, ``hash``, ``repr``,
-  ``to_json``, still frozen), and the builders fall back to the constructor for
-  any class shape they were not written for;
 * the whole parser against a model written from ref §2.2 "opencode" (dedupe key
   ``${sessionID||'session'}:${callID}``, ``safeParseJson(input) ?? input``, the
   is_error rules, content = explicit error else output), on hypothesis streams of
@@ -19,7 +17,6 @@ the cheapest check first. These tests hold both to the plain definitions:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
@@ -30,13 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.events import Event, Raw, TextDelta, ToolResult, ToolUse
-from harness.streams._jsonev import (
-    _slot_setters,
-    is_finite_number,
-    text_delta,
-    tool_result,
-    tool_use,
-)
+from harness.streams._jsonev import is_finite_number
 from harness.streams.base import js_trim
 from harness.streams.json_events import JsonEventStreamParser, create
 from tests.helpers import as_json, assert_chunking_invariant, jsonl, run_chunked, run_whole
@@ -61,129 +52,6 @@ json_values = st.recursive(
 
 def factory() -> JsonEventStreamParser:
     return create("opencode")
-
-
-# -- builders == constructors ---------------------------------------------------------
-
-
-def _same_event(fast: Event, slow: Event) -> None:
-    assert type(fast) is type(slow)
-    assert fast == slow
-    assert repr(fast) == repr(slow)
-    assert fast.to_json() == slow.to_json()
-    assert dataclasses.astuple(fast) == dataclasses.astuple(slow)
-
-
-@pytest.mark.rule("OPENCODE-TEXT-001")
-@given(delta=st.text())
-def test_text_delta_builder_equals_the_constructor(delta: str) -> None:
-    fast, slow = text_delta(delta), TextDelta(delta=delta)
-    _same_event(fast, slow)
-    assert hash(fast) == hash(slow)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.delta = "changed"  # type: ignore[misc]
-
-
-@pytest.mark.rule("OPENCODE-DEDUPE-001")
-@given(
-    call_id=st.none() | st.text(max_size=8),
-    name=st.none() | st.text(max_size=8),
-    value=json_values,
-)
-def test_tool_use_builder_equals_the_constructor(
-    call_id: str | None, name: str | None, value: Any
-) -> None:
-    fast, slow = tool_use(call_id, name, value), ToolUse(id=call_id, name=name, input=value)
-    _same_event(fast, slow)
-    assert fast.started_at_ms is None
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.input = None  # type: ignore[misc]
-
-
-@pytest.mark.rule("OPENCODE-ISERROR-001")
-@given(call_id=st.none() | st.text(max_size=8), content=st.text(), is_error=st.booleans())
-def test_tool_result_builder_equals_the_constructor(
-    call_id: str | None, content: str, is_error: bool
-) -> None:
-    fast = tool_result(call_id, content, is_error)
-    slow = ToolResult(tool_use_id=call_id, content=content, is_error=is_error)
-    _same_event(fast, slow)
-    assert hash(fast) == hash(slow)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.is_error = not is_error  # type: ignore[misc]
-
-
-@pytest.mark.rule("OPENCODE-TEXT-001", "OPENCODE-DEDUPE-001", "OPENCODE-ISERROR-001")
-def test_the_event_classes_take_the_slot_fast_path() -> None:
-    # Fails when harness.events changes a builder's class shape: the builder then
-    # silently uses the (slower, still correct) constructor, and needs updating.
-    assert _slot_setters(TextDelta, ("delta",), ()) is not None
-    assert _slot_setters(ToolUse, ("id", "name", "input"), (("started_at_ms", None),)) is not None
-    assert _slot_setters(ToolResult, ("tool_use_id", "content", "is_error"), ()) is not None
-    for builder in (text_delta, tool_use, tool_result):
-        assert builder.__name__ != "<lambda>"
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class _Exact:
-    id: str
-    started: float | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class _ExtraField:
-    id: str
-    started: float | None = None
-    more: int = 0
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class _PostInit:
-    id: str
-    started: float | None = None
-
-    def __post_init__(self) -> None:
-        if not self.id:
-            raise ValueError("empty id")
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class _NoSlots:
-    id: str
-    started: float | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class _OtherDefault:
-    id: str
-    started: float | None = 0.0
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class _Factory:
-    id: str
-    started: list[int] = dataclasses.field(default_factory=list)
-
-
-class _NotADataclass:
-    __slots__ = ("id", "started")
-
-
-@pytest.mark.rule("OPENCODE-DEDUPE-001")
-def test_slot_setters_refuse_every_other_class_shape() -> None:
-    shape = (("id",), (("started", None),))
-    setters = _slot_setters(_Exact, *shape)
-    assert setters is not None
-    built = object.__new__(_Exact)
-    for setter, value in zip(setters, ("a", None), strict=True):
-        setter(built, value)
-    assert built == _Exact(id="a")
-    for cls in (_ExtraField, _PostInit, _NoSlots, _OtherDefault, _Factory, _NotADataclass):
-        assert _slot_setters(cls, *shape) is None, cls.__name__
-    # Same class, fields named in another order or split differently.
-    assert _slot_setters(_Exact, ("started",), (("id", None),)) is None
-    assert _slot_setters(_Exact, ("id", "started"), ()) is not None
-    assert _slot_setters(_Exact, ("id",), ()) is None
 
 
 # -- JavaScript number semantics -------------------------------------------------------
