@@ -508,13 +508,21 @@ class ClaudeStreamParser(JsonlStreamParser):
         stop_reason = raw_stop if isinstance(raw_stop, str) else None
 
         for block in content:
-            if isinstance(block, dict):
-                self._wrapper_block(block, text_id, text_done, thinking_id, thinking_done)
+            kind = block.get("type") if isinstance(block, dict) else None
+            # Text and thinking the deltas already showed are skipped.
+            if kind == "tool_use":
+                self._wrapper_tool_use(block)
+            elif kind == "text" and not text_done:
+                self._wrapper_text(block, text_id)
+            elif kind == "thinking" and not thinking_done:
+                self._wrapper_thinking(block, thinking_id)
         # seed 002 §7.2 (CLAUDE-TURNEND-ORDER-001): turn_end only after the tool uses.
         if stop_reason:
             message_id = explicit_id if explicit_id is not None else self._message_id
             self._turn_end_once(message_id, stop_reason, parent)
-        self._wrapper_error(obj.get("error"), content, parent)
+        error = obj.get("error")
+        if error is not None:
+            self._wrapper_error(error, content, parent)
         self._current_streamed_text = False
         self._current_streamed_thinking = False
         return True
@@ -530,23 +538,6 @@ class ClaudeStreamParser(JsonlStreamParser):
         text_id = self._message_id if self._current_streamed_text else None
         thinking_id = self._message_id if self._current_streamed_thinking else None
         return text_id, thinking_id
-
-    def _wrapper_block(
-        self,
-        block: dict[str, Any],
-        text_id: str | None,
-        text_done: bool,
-        thinking_id: str | None,
-        thinking_done: bool,
-    ) -> None:
-        """One content block of a wrapper; text and thinking already streamed are skipped."""
-        kind = block.get("type")
-        if kind == "tool_use":
-            self._wrapper_tool_use(block)
-        elif kind == "text" and not text_done:
-            self._wrapper_text(block, text_id)
-        elif kind == "thinking" and not thinking_done:
-            self._wrapper_thinking(block, thinking_id)
 
     def _wrapper_error(self, error: Any, content: list[Any], parent: Any) -> None:
         # ref §2.1.3 G2 (CLAUDE-ERROR-001, CLAUDE-SUBAGENT-001): main-turn errors only.
