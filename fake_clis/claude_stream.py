@@ -127,6 +127,11 @@ def _commander_choice_error(flag: str, meta: str, value: str, choices: Sequence[
     )
 
 
+def _js_number(value: float) -> float:
+    """``value`` as Node's ``JSON.stringify`` writes it: ``0``, not ``0.0``."""
+    return int(value) if float(value).is_integer() else value
+
+
 def _is_uuid(text: str) -> bool:
     import re  # only a run given --session-id checks one
 
@@ -420,8 +425,11 @@ class _TurnState:
         "api_type",
         "cost",
         "denials",
+        "first_token_at",
         "last_text",
+        "message_ids",
         "messages",
+        "request_at",
         "started",
         "usage",
     )
@@ -441,6 +449,11 @@ class _TurnState:
         self.api_error: str | None = None
         self.api_status: int | None = None
         self.api_type: str | None = None
+        #: The messages the model began (ids), when the first call went out and when its
+        #: first token came back (claude 2.1.332's result reports them).
+        self.message_ids: list[str] = []
+        self.request_at: float | None = None
+        self.first_token_at: float | None = None
 
 
 class _ClaudeSession:
@@ -467,6 +480,11 @@ class _ClaudeSession:
         self.message_id = ""
         self.block_index = 0
         self.request_at = time.monotonic()
+        #: Results printed so far and what the answered model calls of this process cost
+        #: (claude 2.1.332 reports the process's totals: recordings/real/claude/
+        #: text-two-turns.jsonl).
+        self.results = 0
+        self.spent: dict[str, float] = {}
 
     # -- validation (the real CLI's own checks, in its order) -----------------------
 
@@ -605,9 +623,11 @@ class _ClaudeSession:
         if self.flavour.codebuddy_wire:
             self._status(None)
 
-    def request_started(self) -> None:
+    def request_started(self, turn: _TurnState) -> None:
         """A model call starts: the flavour's ``system/status`` line, in partial mode."""
         self.request_at = time.monotonic()
+        if turn.request_at is None:
+            turn.request_at = self.request_at
         if self.flavour.request_status is not None and self.partial:
             self._status(self.flavour.request_status)
 
@@ -725,6 +745,9 @@ class _ClaudeSession:
         self.message_id = _hex_id("msg_01")
         self.block_index = 0
         turn.messages += 1
+        turn.message_ids.append(self.message_id)
+        if turn.first_token_at is None:
+            turn.first_token_at = time.monotonic()
         turn.last_text = []
         message = self.message([], turn, wrapper=False)
         # recordings/real/claude/*-partial.jsonl: the time to the first token and how
@@ -804,31 +827,28 @@ class _ClaudeSession:
         self, turn: _TurnState, stop_reason: str, cost: float
     ) -> dict[str, Any]:
         """claude 2.1.332's result (recordings/real/claude/*.jsonl), in its key order (not
-        type-first), without its timing metrics (``ttft_ms`` and the like)."""
-        elapsed = int((time.monotonic() - turn.started) * 1000)
+        type-first): this turn's usage, this process's cost and model usage so far."""
+        now = time.monotonic()
+        elapsed = int((now - turn.started) * 1000)
         failed = turn.api_error is not None
-        if float(cost).is_integer():
-            cost = int(cost)  # Node's JSON.stringify writes 0, not 0.0 (api_error.jsonl)
-        model_usage = {
+        answered = turn.messages > 0  # a failed first call has no model usage
+        counted = {
             "inputTokens": turn.usage["input_tokens"],
             "outputTokens": turn.usage["output_tokens"],
             "cacheReadInputTokens": turn.usage["cache_read_input_tokens"],
-            "cacheCreationInputTokens": 0,
-            "webSearchRequests": 0,
             "costUSD": cost,
-            **MODEL_USAGE_LIMITS,
-            "canonicalModel": self.model,
-            "provider": "firstParty",
-            "costBasis": "list",
         }
+        if answered:
+            for key, value in counted.items():
+                self.spent[key] = self.spent.get(key, 0) + value
+        total_cost = self.spent.get("costUSD", 0)
         frame: dict[str, Any] = {
             "duration_api_ms": elapsed,
             "stop_reason": stop_reason,
             "session_id": self.session_id,
-            "total_cost_usd": cost,
+            "total_cost_usd": _js_number(total_cost),
             "usage": result_usage(self.message_usage(turn), failed),
-            # A failed first call has no model usage.
-            "modelUsage": {} if failed else {self.model: model_usage},
+            "modelUsage": self._model_usage(self.spent) if self.spent else {},
             "permission_denials": turn.denials,
             "terminal_reason": "api_error" if failed else "completed",
             **RESULT_STATE,
@@ -840,8 +860,39 @@ class _ClaudeSession:
         if failed:
             frame["api_error_type"] = turn.api_type
         frame["result"] = turn.api_error if failed else "".join(turn.last_text)
-        frame.update(type="result", duration_ms=elapsed, uuid=ids.uuid4(), queued_turn_count=0)
+        first = turn.first_token_at
+        ttft = int((first - turn.started) * 1000) if first is not None else None
+        if ttft is not None:
+            frame["ttft_ms"] = ttft
+        frame.update(type="result", duration_ms=elapsed, uuid=ids.uuid4())
+        if self.partial:
+            frame["begun_message_ids"] = list(turn.message_ids)
+        if ttft is not None:
+            asked = turn.request_at if turn.request_at is not None else turn.started
+            frame["ttft_stream_ms"] = ttft
+            frame["time_to_request_ms"] = int((asked - turn.started) * 1000)
+            frame["first_content_frame_ms"] = ttft
+        frame["queued_turn_count"] = 0
+        frame["result_index"] = self.results
+        frame["model_usage_since_last_result"] = self._model_usage(counted) if answered else {}
+        self.results += 1
         return frame
+
+    def _model_usage(self, counted: Mapping[str, float]) -> dict[str, Any]:
+        """``modelUsage``-shaped counts of the session's one model."""
+        entry = {
+            "inputTokens": counted["inputTokens"],
+            "outputTokens": counted["outputTokens"],
+            "cacheReadInputTokens": counted["cacheReadInputTokens"],
+            "cacheCreationInputTokens": 0,
+            "webSearchRequests": 0,
+            "costUSD": _js_number(counted["costUSD"]),
+            **MODEL_USAGE_LIMITS,
+            "canonicalModel": self.model,
+            "provider": "firstParty",
+            "costBasis": "list",
+        }
+        return {self.model: entry}
 
     def _codebuddy_result_frame(
         self, turn: _TurnState, stop_reason: str, cost: float
@@ -971,7 +1022,7 @@ def _claude_tool(session: _ClaudeSession, turn: _TurnState, step: Step) -> None:
     # (recordings/real/claude/happy-partial.jsonl).
     session.end_message(turn, "tool_use")
     session.out(user)
-    session.request_started()  # the model is called again with the tool's result
+    session.request_started(turn)  # the model is called again with the tool's result
 
 
 def _codebuddy_result(
@@ -993,7 +1044,7 @@ def _claude_turn(session: _ClaudeSession, prompt: str) -> None:
     turn = _TurnState(started=time.monotonic())
     session.init_frame()
     session.status_frame()
-    session.request_started()
+    session.request_started(turn)
     stop_reason = _claude_steps(session, turn)
     _claude_close(session, turn, stop_reason)
     _claude_result(session, turn, prompt, stop_reason)

@@ -325,6 +325,34 @@ def test_two_turns_in_one_process(fake: FakeCli) -> None:
     assert fake.record()["turns"] == 2
 
 
+@pytest.mark.rule("FAKE-CLAUDE-003", "FAKE-CLAUDE-004")
+def test_results_of_one_process_add_up_its_turns(fake: FakeCli) -> None:
+    """recordings/real/claude/text-two-turns.jsonl: init again per turn; the result counts
+    the process's results, its cost and modelUsage add up the turns, usage and
+    model_usage_since_last_result are the turn's own."""
+    two = user_line("first turn") + user_line("second turn")
+    result = fake.run("claude", [*HEAD, *BYPASS], scenario="text", input=two)
+    assert result.code == 0, result.err
+    seq = frames(result)
+    assert [f.get("subtype", f["type"]) for f in seq if f["type"] != "assistant"] == [
+        "init",
+        "success",
+        "init",
+        "success",
+    ]
+    first, second = [f for f in seq if f["type"] == "result"]
+    assert (first["result_index"], second["result_index"]) == (0, 1)
+    turn = first["total_cost_usd"]
+    assert turn > 0 and second["total_cost_usd"] == turn + turn
+    model = first["modelUsage"]["claude-opus-5-5"]
+    assert (model["inputTokens"], model["outputTokens"]) == (10, 8)
+    both = second["modelUsage"]["claude-opus-5-5"]
+    assert (both["inputTokens"], both["outputTokens"], both["costUSD"]) == (20, 16, turn + turn)
+    since = second["model_usage_since_last_result"]["claude-opus-5-5"]
+    assert (since["inputTokens"], since["outputTokens"], since["costUSD"]) == (10, 8, turn)
+    assert second["usage"]["input_tokens"] == 10
+
+
 @pytest.mark.rule("FAKE-CLAUDE-003")
 def test_stream_json_input_must_be_json(fake: FakeCli) -> None:
     result = fake.run("claude", [*HEAD, *BYPASS], input=b"Reply with only: ok\n")
