@@ -40,6 +40,15 @@ RULES = (
         "design §Recordings",
     ),
     _rule(
+        "RECORD-HOST-001",
+        "The recording machine's host name (as given, its platform node name, and the short "
+        "form of each) is written as {host} in argv, env and data wherever it stands as a "
+        "whole token, never inside a longer word or dotted name, never when shorter than two "
+        "characters, never a loopback name, JSON literal or number; replay leaves {host} as "
+        "it is, and literal {host} text survives the round trip.",
+        "design §Recordings",
+    ),
+    _rule(
         "RECORD-SECRET-ENV-001",
         "An env var whose name looks like a key, token, secret, password, credential or auth "
         "is written with its value replaced by <redacted>.",

@@ -13,7 +13,9 @@ import errno
 import json
 import math
 import os
+import platform as _platform
 import signal as _signal
+import socket
 import stat
 import sys
 import tempfile
@@ -27,6 +29,7 @@ from harness.defs.types import AgentDef, PromptDelivery
 from harness.errors import HarnessError
 from harness.ladder import Step, StepKind
 from harness.secrets.detect import secret_values
+from harness.secrets.hosts import host_names
 from harness.secrets.scrub import (
     DEFAULT_MAX_HOLD,
     Scrubber,
@@ -55,6 +58,7 @@ __all__ = [
     "RunRecorder",
     "continuation_path",
     "format_recording",
+    "host_spellings",
     "load_recording",
     "parse_recording",
     "path_spellings",
@@ -304,7 +308,8 @@ class RecordingWriter:
     ``header`` carries the run's real argv and env; the writer scrubs both and uses
     the env's secret values to redact the data (:class:`~harness.secrets.scrub.Scrubber`).
     ``cwd``/``home``/``tmp`` become placeholders; each may list several spellings of its
-    directory (:func:`path_spellings`). Every method returns zero or more
+    directory (:func:`path_spellings`); ``hosts`` (the machine's names,
+    :func:`host_spellings`) become ``{host}``. Every method returns zero or more
     complete lines (``""`` when a chunk is held back).
     """
 
@@ -316,6 +321,7 @@ class RecordingWriter:
         home: str | Sequence[str] | None = None,
         tmp: str | Sequence[str] | None = None,
         install: str | Sequence[str] | None = None,
+        hosts: Iterable[str] = (),
         secrets: Iterable[str] = (),
         max_hold: int = DEFAULT_MAX_HOLD,
         max_queue: int = DEFAULT_MAX_QUEUE,
@@ -323,6 +329,7 @@ class RecordingWriter:
         self._scrubber = Scrubber(
             env=header.env,
             paths={"cwd": cwd, "home": home, "tmp": tmp, "install": install},
+            hosts=hosts,
             secrets=secrets,
         )
         self.header = replace(
@@ -511,10 +518,13 @@ class RunRecorder:
         replace: bool = True,
         program: str | None = None,
         install: str | None = None,
+        hosts: Sequence[str] | None = None,
     ) -> None:
         """``program``: write the argv's first item as this name (live mode: the CLI's own
         name, not the place one machine keeps it); ``None`` keeps what was spawned.
-        ``install``: where the CLI is installed, written as ``{install}``."""
+        ``install``: where the CLI is installed, written as ``{install}``.
+        ``hosts``: the host names written as ``{host}``; ``None``: this machine's
+        (:func:`host_spellings`, rule RECORD-HOST-001)."""
         if isinstance(out, (str, os.PathLike)):
             self.path: Path | None = Path(out)
             self._out: IO[str] | None = None
@@ -533,6 +543,7 @@ class RunRecorder:
         self._replace = replace
         self._program = program
         self._install = install
+        self._hosts = tuple(hosts) if hosts is not None else host_spellings()
         #: The temp file an existing recording is being replaced through.
         self._pending: Path | None = None
         #: Files this recorder wrote: it may start them over (a second spawn).
@@ -588,6 +599,7 @@ class RunRecorder:
             home=path_spellings(home),
             tmp=path_spellings(self._tmp, env.get("TMPDIR")),
             install=path_spellings(self._install) if self._install else None,
+            hosts=self._hosts,
             secrets=(*self._secrets, *secrets, *env_secrets),
         )
         if self.path is not None and self._out is None and self.error is None:
@@ -1124,6 +1136,13 @@ def path_spellings(*paths: str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+def host_spellings() -> tuple[str, ...]:
+    """This machine's host names as a CLI may print them: ``socket.gethostname()``,
+    ``platform.node()`` where it differs, and the short form of each before the first dot
+    (rule RECORD-HOST-001; :mod:`harness.secrets.hosts` decides which are scrubbed)."""
+    return host_names(socket.gethostname(), _platform.node())
+
+
 def restore_header(header: RecordingHeader, *, cwd: str, home: str, tmp: str) -> RecordingHeader:
     """``header`` with the placeholders in argv and env values replaced (RECORD-PATHS-001)."""
     values = {"cwd": cwd, "home": home, "tmp": tmp}
@@ -1136,8 +1155,9 @@ def restore_header(header: RecordingHeader, *, cwd: str, home: str, tmp: str) ->
 
 def restore_paths(recording: Recording, *, cwd: str, home: str, tmp: str) -> Recording:
     """The recording with ``{cwd}``, ``{home}``, ``{tmp}`` replaced by these directories in
-    argv, env values and every chunk (rule RECORD-PATHS-001). Restoring twice is refused:
-    the second pass would turn an escaped literal ``{!cwd}`` into a path."""
+    argv, env values and every chunk (rule RECORD-PATHS-001); ``{install}`` and ``{host}``
+    stay as they are (RECORD-HOST-001: a replay has no machine to name). Restoring twice is
+    refused: the second pass would turn an escaped literal ``{!cwd}`` into a path."""
     if not recording.placeholders:
         raise ValueError("the recording's paths were already restored")
     values = {"cwd": cwd, "home": home, "tmp": tmp}

@@ -1,11 +1,13 @@
-"""Scrubbing what a recording stores: secrets redacted, machine paths as placeholders.
+"""Scrubbing what a recording stores: secrets redacted, machine paths and host names as
+placeholders.
 
 A recording (design §Recordings) is committed and shared, so what it holds must be
 safe and portable. Seed 001 §11: a secret "is never returned, masked, logged, placed in
 argv"; seed 001 §14: "Bounded stderr excludes prompts, credentials". This module is
 sans-IO: strings and bytes in, scrubbed strings and bytes out.
 
-Rules: RECORD-SECRET-LITERAL-001, RECORD-SECRET-SHAPE-001.
+Rules: RECORD-SECRET-LITERAL-001, RECORD-SECRET-SHAPE-001, RECORD-PATHS-001,
+RECORD-HOST-001.
 Design: docs/design/secrets.md#harness.secrets.scrub
 """
 
@@ -24,10 +26,13 @@ from harness.secrets.detect import (
     is_secret_name,
     secret_values,
 )
+from harness.secrets.hosts import find_hosts, host_hold_start, host_literals
 
 __all__ = [
     "DEFAULT_MAX_HOLD",
+    "HOST_PLACEHOLDER",
     "MIN_SECRET_LITERAL",
+    "PATH_PLACEHOLDERS",
     "PLACEHOLDER_NAMES",
     "REDACTED",
     "REQUIRED_PLACEHOLDERS",
@@ -42,11 +47,16 @@ __all__ = [
 REDACTED = "<redacted>"
 _REDACTED_B = REDACTED.encode()
 
-#: The machine-specific directories a recording writes as ``{name}`` placeholders:
-#: the run's work dir, HOME, temp dir, and where the CLI itself is installed (live mode's
-#: cache: a CLI prints its own path in stack traces and protocol metadata).
-PLACEHOLDER_NAMES = ("cwd", "home", "tmp", "install")
-#: The ones every restore must be given (``install`` stays a placeholder unless given).
+#: What a recording writes as ``{name}`` placeholders: the run's work dir, HOME, temp dir,
+#: where the CLI itself is installed (live mode's cache: a CLI prints its own path in
+#: stack traces and protocol metadata), and the machine's host name (RECORD-HOST-001).
+PATH_PLACEHOLDERS = ("cwd", "home", "tmp", "install")
+HOST_PLACEHOLDER = "host"
+PLACEHOLDER_NAMES = (*PATH_PLACEHOLDERS, HOST_PLACEHOLDER)
+#: What a host name becomes (RECORD-HOST-001).
+_HOST_MARK = f"{{{HOST_PLACEHOLDER}}}".encode()
+#: The ones every restore must be given (``install`` and ``host`` stay placeholders unless
+#: given).
 REQUIRED_PLACEHOLDERS = ("cwd", "home", "tmp")
 
 #: Secret env values shorter than this many bytes are not searched for in the data.
@@ -99,7 +109,8 @@ class Scrubber:
 
     ``env`` is the run's environment (secret-named values become literals to redact);
     ``paths`` maps placeholder names (:data:`PLACEHOLDER_NAMES`) to directories;
-    ``secrets`` adds literal values to redact.
+    ``hosts`` are the machine's host names, written as ``{host}`` where one stands as a
+    whole token (:mod:`harness.secrets.hosts`); ``secrets`` adds literal values to redact.
     """
 
     def __init__(
@@ -107,13 +118,14 @@ class Scrubber:
         *,
         env: Mapping[str, str] | None = None,
         paths: Mapping[str, str | Sequence[str] | None] | None = None,
+        hosts: Iterable[str] = (),
         secrets: Iterable[str] = (),
     ) -> None:
         self._matcher = SecretMatcher([*secret_values(env or {}), *secrets])
         path_items: set[tuple[bytes, bytes]] = set()
         for name, given in (paths or {}).items():
-            if name not in PLACEHOLDER_NAMES:
-                raise ValueError(f"unknown placeholder {name!r}; known: {PLACEHOLDER_NAMES}")
+            if name not in PATH_PLACEHOLDERS:
+                raise ValueError(f"unknown placeholder {name!r}; known: {PATH_PLACEHOLDERS}")
             for path in (given,) if given is None or isinstance(given, str) else given:
                 normalized = _normalize_path(path) if path else None
                 if normalized is None:
@@ -127,6 +139,7 @@ class Scrubber:
         self._path_literals = [p for p, _ in ordered]
         self._path_marks = [m for _, m in ordered]
         self._literals = [*self._matcher.literals, *self._path_literals]
+        self._hosts = host_literals(hosts)
 
     # -- whole values (header fields) -----------------------------------------------------
 
@@ -174,9 +187,9 @@ class Scrubber:
         return spans, extents
 
     def _path_spans(self, data: bytes, base: int) -> list[_Span]:
-        """Paths (longest first where several start at one place) and escaped placeholder
-        literals, left to right and non-overlapping, as one regex alternation would find
-        them."""
+        """Paths (longest first where several start at one place), host names and escaped
+        placeholder literals, left to right and non-overlapping, as one regex alternation
+        would find them."""
         found: list[tuple[int, int, int, bytes]] = []  # (start, -length, order, replacement)
         for order, (path, mark) in enumerate(
             zip(self._path_literals, self._path_marks, strict=True)
@@ -187,6 +200,9 @@ class Scrubber:
                 if end == len(data) or data[end] not in _NAME_BYTES:
                     found.append((at, -len(path), order, mark))
                 at = data.find(path, at + 1)
+        host_order = len(self._path_marks) + 1
+        for start, end in find_hosts(data, base, self._hosts):
+            found.append((start, start - end, host_order, _HOST_MARK))  # RECORD-HOST-001
         if any(data.find(tail, base) >= 0 for tail in _ESCAPE_HINTS):
             for m in _PLACEHOLDER_BYTES.finditer(data, base):
                 # Literal text that reads like a placeholder: one more "!" (lossless).
@@ -231,6 +247,9 @@ class Scrubber:
                     hold = min(hold, at)
                     break
                 at = data.find(first, at + 1)
+        # (d) a trailing prefix of a host name: what follows decides whether it is a token.
+        if self._hosts:
+            hold = min(hold, host_hold_start(data, floor, self._hosts))
         return hold
 
 
