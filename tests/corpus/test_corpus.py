@@ -7,7 +7,7 @@ fail no rule but the one an edge case breaks on purpose (CORPUS-REPLAY-001). The
 corpus-level tests check the README (CORPUS-README-001), that every snapshot has a
 recording and back (CORPUS-UNUSED-001: syrupy's own report is unreliable under xdist),
 that the generator's plan is on disk (CORPUS-GEN-001) and that each edge case shows its
-rule (CORPUS-EDGE-001).
+rule (CORPUS-EDGE-001). No recording names the machine that made it (RECORD-HOST-001).
 """
 
 from __future__ import annotations
@@ -44,7 +44,14 @@ from harness.recording.corpus import (
     snapshot_mismatch,
     snapshot_name,
 )
-from harness.recording.record import Recording, load_recording
+from harness.recording.record import (
+    Direction,
+    Recording,
+    RecordingHeader,
+    RecordingWriter,
+    load_recording,
+    parse_recording,
+)
 from harness.recording.replay import ReplayResult, replay_recording
 
 RECORDINGS = corpus_files()
@@ -59,6 +66,12 @@ TEXT_STREAMS = frozenset({"plain"})
 KNOWN_GAPS: dict[str, dict[str, str]] = {}
 #: (mode, seed) besides ``recorded``.
 OTHER_MODES = (("line", 0), ("1", 0), ("random", 1), ("random", 2))
+#: Where a CLI's stdout frames name the machine it runs on: the frame's method, and the
+#: keys down to the value (the codex app-server's RemoteControlStatusChangedNotification,
+#: ``harness/schemas/codex-app-server/ServerNotification.json``). Recorded, it is ``{host}``.
+MACHINE_NAME_FIELDS: dict[str, tuple[str, ...]] = {
+    "remoteControl/status/changed": ("params", "serverName"),
+}
 
 
 def _outcome(result: ReplayResult) -> dict[str, Any]:
@@ -89,6 +102,24 @@ def _planned() -> frozenset[str]:
 @cache
 def _live_statuses() -> dict[str, str | None]:
     return {e.path: e.live_status for e in readme_entries()}
+
+
+def _machine_names(recording: Recording) -> list[Any]:
+    """The values at :data:`MACHINE_NAME_FIELDS` in the recording's stdout frames."""
+    data = b"".join(c.data for c in recording.chunks if c.direction is Direction.STDOUT)
+    found: list[Any] = []
+    for line in data.decode("utf-8", "replace").split("\n"):
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            continue
+        keys = MACHINE_NAME_FIELDS.get(frame.get("method")) if isinstance(frame, dict) else None
+        value: Any = frame
+        for key in keys or ():
+            value = value.get(key) if isinstance(value, dict) else None
+        if keys:
+            found.append(value)
+    return found
 
 
 def _first_difference(a: Sequence[Any], b: Sequence[Any]) -> str:
@@ -184,6 +215,37 @@ def test_replay_ends_as_expected_and_breaks_no_other_rule(path: Path) -> None:
 
 
 # -- the corpus as a whole -------------------------------------------------------------------------
+
+
+@pytest.mark.rule("RECORD-HOST-001")
+def test_no_recording_names_the_machine_that_made_it() -> None:
+    """Every frame that names the CLI's machine holds ``{host}``; some recording has one,
+    so the check is not vacuous."""
+    names = {relative(p): _machine_names(load_recording(p)) for p in RECORDINGS}
+    named = {rel: found for rel, found in names.items() if any(v != "{host}" for v in found)}
+    assert not named, f"recordings naming the machine that made them: {named}"
+    assert any(names.values()), f"no recording holds a frame of {sorted(MACHINE_NAME_FIELDS)}"
+
+
+@pytest.mark.rule("RECORD-HOST-001")
+def test_machine_names_finds_an_unscrubbed_name() -> None:
+    header = RecordingHeader(
+        agent="codex",
+        stream_format="codex-app-server",
+        event_parser=None,
+        transport="app-server",
+        argv=("codex", "app-server"),
+        prompt_delivery="stdin",
+        platform="linux",
+        cli_version=None,
+    )
+    frame = {"method": "remoteControl/status/changed", "params": {"serverName": "vm"}}
+    other = {"method": "mcpServer/elicitation/request", "params": {"serverName": "docs"}}
+    body = (json.dumps(other) + "\n" + json.dumps(frame) + "\n").encode()
+    for hosts, expected in (((), "vm"), (("vm",), "{host}")):
+        writer = RecordingWriter(header, cwd="/w", home="/h", tmp="/t", hosts=hosts)
+        text = writer.header_line() + writer.chunk("stdout", body, 0.0) + writer.exit(0, None, 1)
+        assert _machine_names(parse_recording(text.encode())) == [expected]
 
 
 @pytest.mark.rule("CORPUS-UNUSED-001")
