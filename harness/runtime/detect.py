@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass
@@ -244,6 +245,9 @@ def executable_stamp(path: str) -> ExecutableStamp | None:
     return ExecutableStamp(os.path.abspath(path), info.st_size, info.st_mtime_ns)
 
 
+#: How many executables' help answers are kept.
+CAPABILITY_CACHE_ENTRIES = 256
+
 #: (stamp, help argv, the def's flag -> key pairs): what one help probe answers.
 _CapabilityKey = tuple[ExecutableStamp, tuple[str, ...], tuple[tuple[str, str], ...]]
 
@@ -260,7 +264,7 @@ class CapabilityCache:
     answer otherwise next time, so it is not remembered.
     """
 
-    def __init__(self, max_entries: int = 256) -> None:
+    def __init__(self, max_entries: int = CAPABILITY_CACHE_ENTRIES) -> None:
         self._max = max(1, max_entries)
         self._entries: OrderedDict[_CapabilityKey, dict[str, bool]] = OrderedDict()
         self._lock = threading.Lock()
@@ -358,11 +362,33 @@ async def capabilities_for_run(
     if defn.help_args is None or not defn.capability_flags:
         return {}, []
     stamp = executable_stamp(launch_path)
-    if stamp is not None:
-        found = cache.get(_capability_key(defn, stamp))
+    if stamp is None:
+        return await _probe_capabilities(defn, launch_path, env, runner, cache)
+    key = _capability_key(defn, stamp)
+    # Runs that start together (conform, a batch) wait for one probe, not one each.
+    async with _one_probe_at_a_time(key):
+        found = cache.get(key)
         if found is not None:
             return found, []
-    return await _probe_capabilities(defn, launch_path, env, runner, cache)
+        return await _probe_capabilities(defn, launch_path, env, runner, cache)
+
+
+#: Per event loop, a lock per capability key (a lock belongs to the loop it is used in).
+_PROBE_LOCKS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[_CapabilityKey, asyncio.Lock]
+] = weakref.WeakKeyDictionary()
+
+
+def _one_probe_at_a_time(key: _CapabilityKey) -> asyncio.Lock:
+    """The running loop's lock for ``key``: a run waits while another probes the same
+    executable, then reads what that probe kept."""
+    locks = _PROBE_LOCKS.setdefault(asyncio.get_running_loop(), {})
+    lock = locks.get(key)
+    if lock is None:
+        if len(locks) >= CAPABILITY_CACHE_ENTRIES:
+            locks.clear()  # bounded like the cache; a lock only matters while probing
+        lock = locks[key] = asyncio.Lock()
+    return lock
 
 
 async def _probe_models(

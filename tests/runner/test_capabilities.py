@@ -167,6 +167,29 @@ def test_findings_are_kept_per_executable_stamp(world: FakeWorld) -> None:
     assert len(cache) == 2
 
 
+@posix_only
+def test_runs_starting_together_share_one_probe(world: FakeWorld) -> None:
+    # Runs of one executable started at once (conform, a batch): one help probe, the
+    # others wait for it and read what it kept.
+    shim = world.bin / "claude"
+    env = world.env("text")
+    cache = CapabilityCache()
+    calls: list[Sequence[str]] = []
+
+    async def five() -> list[tuple[dict[str, bool], list[object]]]:
+        ask = capabilities_for_run
+        runner = _counting(calls)
+        return list(
+            await asyncio.gather(
+                *(ask(CLAUDE, str(shim), env, runner=runner, cache=cache) for _ in range(5))
+            )
+        )
+
+    answers = asyncio.run(five())
+    assert len(calls) == 1
+    assert all(caps["partialMessages"] is True and not diags for caps, diags in answers)
+
+
 def test_a_request_bringing_its_own_capabilities_is_not_probed(world: FakeWorld) -> None:
     request = world.request("claude", "text", capabilities={})
     result = asyncio.run(run_agent_async(request))
