@@ -1,8 +1,9 @@
 """Rules of a run that ends by a signal: nothing of the user's is lost, nothing leaks.
 
 Enforced by :mod:`harness.runner.engine` (the run loop and the signal wiring),
-:mod:`harness.commands.run`, :mod:`harness.mcp.apply` and :mod:`harness.mcp.journal`;
-tests in ``tests/runner/test_signals.py``, ``tests/mcp/test_journal.py`` and
+:mod:`harness.commands.run`, :mod:`harness.mcp.apply`, :mod:`harness.mcp.journal` and
+:mod:`harness.runtime.watchdog`; tests in ``tests/runner/test_signals.py``,
+``tests/runner/test_watchdog.py``, ``tests/mcp/test_journal.py`` and
 ``tests/recording/test_record_cli.py``.
 """
 
@@ -57,6 +58,17 @@ RULES = (
             "Entries of a run whose harness is alive (same pid and start time) are never "
             "applied by another run; overlapping runs inherit the first original, so the "
             "user's file comes back when the last of them ends."
+        ),
+        citation="design §Reliability",
+    ),
+    Rule(
+        id="SIG-WATCHDOG-001",
+        tier=Tier.MANDATORY,
+        statement=(
+            "On Linux and macOS a harness that dies without running any code (SIGKILL) "
+            "leaves no CLI process group it started running: its watchdog sends each "
+            "guarded group SIGTERM, then SIGKILL after the grace, and exits; the watchdog "
+            "runs only while a group is guarded and never outlives the harness."
         ),
         citation="design §Reliability",
     ),

@@ -67,6 +67,7 @@ from harness.runner.types import (
     RunResult,
 )
 from harness.runner.winspawn import shim_launch, spawn_command_line
+from harness.runtime.watchdog import guard, release
 from harness.secrets.redact import Redactor, StderrTail
 from harness.streams import StreamParser
 
@@ -626,18 +627,21 @@ class _Run:
                 source="runner",
             )
         self._adopt(transport, protocol)
-        self._announce(prepared)
-        feeders = self._feeders(queue)
         try:
-            self._deliver_prompt(start_actions)
-            await self._loop(queue)
-        except BaseException:
-            await self._emergency_stop()
-            raise
+            self._announce(prepared)
+            feeders = self._feeders(queue)
+            try:
+                self._deliver_prompt(start_actions)
+                await self._loop(queue)
+            except BaseException:
+                await self._emergency_stop()
+                raise
+            finally:
+                for feeder in feeders:
+                    if not feeder.done():
+                        feeder.cancel()
         finally:
-            for feeder in feeders:
-                if not feeder.done():
-                    feeder.cancel()
+            release(transport.get_pid())  # SIG-WATCHDOG-001: the tree is reaped or given up
         return None
 
     async def _spawn(self, prepared: Prepared, protocol: PipeQueue) -> asyncio.SubprocessTransport:
@@ -682,6 +686,9 @@ class _Run:
         # RUN-WINJOB-001: what the tree reports (a CTRL_BREAK that failed, no Job Object) is
         # a line of the run's stderr tail, where a user looks for the cause.
         self.tree = OwnedTree(self.pid, on_note=self._tree_note)
+        # SIG-WATCHDOG-001: should this process die without a word, the watchdog stops the
+        # CLI's group by the run's own ladder (SIGTERM, the grace, SIGKILL).
+        guard(self.pid, self.req.shutdown_grace_ms)
         self.t_spawn = self.last_activity = _now()
         self.spawned_wall = time.time()
         self.next_snapshot = self.t_spawn + _SNAPSHOT_MS

@@ -20,6 +20,8 @@ from typing import Any
 
 import psutil
 
+from harness.runtime.watchdog import guard, release
+
 __all__ = ["ProbeResult", "run_probe"]
 
 
@@ -217,6 +219,7 @@ async def run_probe(
                 pipe.close()  # EOF: the handshake is all the probe sends
     timed_out = False
     overflowed = False
+    guard(pid, 0)  # SIG-WATCHDOG-001: a probe is killed outright, by us or the watchdog
     try:
         done, _ = await asyncio.wait(
             {protocol.exited, protocol.overflow},
@@ -240,6 +243,7 @@ async def run_probe(
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(protocol.exited), _DRAIN_GRACE_S)
         transport.close()
+        release(pid)
 
     rc = transport.get_returncode()
     killed = timed_out or overflowed

@@ -208,7 +208,8 @@ def test_after_kill_9_the_users_file_comes_back(
     run = _launch(world, "hang", needle="Thinking about it")
     run.proc.kill()
     run.stop()
-    # After kill -9 the CLI tree is orphaned (nothing can reap it): stop it here.
+    # After kill -9 the watchdog stops the CLI tree once its grace is over
+    # (test_watchdog.py proves it); stop it now rather than wait for that.
     kill_orphans(no_leaked_processes)
     assert (run.project / ".mcp.json").read_bytes() != USER_CONFIG  # left injected
     env = world.env()
