@@ -302,8 +302,15 @@ def record_scenario(choice: FormatChoice, scenario_name: str) -> list[Recorded]:
         )
         # A file (not a stream) so a continued run can be followed into its second file.
         first = world.root / "recording.jsonl"
+        # No host names: the fakes print none, and the corpus must not depend on the name
+        # of the machine that generates it (a name that is also a word in a fake's output).
         recorder = RunRecorder(
-            first, cwd=str(world.cwd), home=str(world.home), tmp=str(world.root), platform="linux"
+            first,
+            cwd=str(world.cwd),
+            home=str(world.home),
+            tmp=str(world.root),
+            platform="linux",
+            hosts=(),
         )
         try:
             result = _run(request, recorder, plan.cancel_after_text_ms)
