@@ -12,9 +12,12 @@ from fake_clis import ids, jsonio
 from fake_clis.argv import VARIADIC, Grammar
 from fake_clis.base import CliSpec, FakeRun, read_text
 from fake_clis.claude_wire import (
+    INIT_MODES,
+    INIT_SETTINGS,
     MODEL_USAGE_LIMITS,
     RESULT_STATE,
     SYNTHETIC_USAGE,
+    TERMINAL_SLASH_COMMANDS,
     result_usage,
 )
 from fake_clis.clock import iso_utc_ms
@@ -588,17 +591,22 @@ class _ClaudeSession:
     def init_frame(self) -> None:
         mcp = self._mcp_servers()
         tools = ["Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "WebFetch", "TodoWrite"]
-        self.out(
+        claude = not self.flavour.codebuddy_wire
+        frame: dict[str, Any] = {
+            "type": "system",
+            "subtype": "init",
+            "cwd": str(self.run.cwd),
+            "session_id": self.session_id,
+            "tools": tools + [f"mcp__{m['name']}" for m in mcp],
+            "mcp_servers": mcp,
+            "model": self.model,
+            "permissionMode": self.permission_mode,
+            "slash_commands": ["compact", "context", "cost", "init", "review"],
+        }
+        if claude:
+            frame["terminal_slash_commands"] = list(TERMINAL_SLASH_COMMANDS)
+        frame.update(
             {
-                "type": "system",
-                "subtype": "init",
-                "cwd": str(self.run.cwd),
-                "session_id": self.session_id,
-                "tools": tools + [f"mcp__{m['name']}" for m in mcp],
-                "mcp_servers": mcp,
-                "model": self.model,
-                "permissionMode": self.permission_mode,
-                "slash_commands": ["compact", "context", "cost", "init", "review"],
                 "apiKeySource": self._api_key_source(),
                 self.flavour.version_key: self.flavour.version,
                 "output_style": "default",
@@ -608,9 +616,31 @@ class _ClaudeSession:
                     {"name": name, "path": "builtin", "source": f"{name}@builtin"}
                     for name in self.flavour.plugins
                 ],
-                "uuid": ids.uuid4(),
             }
         )
+        if claude:
+            frame.update(INIT_SETTINGS)
+        frame["uuid"] = ids.uuid4()
+        if claude:
+            frame.update(self._claude_init_paths(), **INIT_MODES)
+        self.out(frame)
+
+    def _claude_init_paths(self) -> dict[str, Any]:
+        """Where claude 2.1.332 keeps this session's memory and messaging socket
+        (recordings/real/claude/*.jsonl: the project dir's slug, the process id)."""
+        cwd = str(self.run.cwd)
+        home = self.run.env.get("HOME", "")
+        tmp = self.run.env.get("TMPDIR", "/tmp").rstrip("/") or "/tmp"
+        # Every character but an ASCII letter or digit becomes "-" (no ``re``: a fake's
+        # turn stays off the heavy modules).
+        slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in cwd)
+        return {
+            "sandbox_enabled": False,
+            "memory_paths": {"auto": f"{home}/.claude/projects/{slug}/memory/"},
+            "original_cwd": cwd,
+            "additional_directories": list(self.run.parsed.values("--add-dir")),
+            "messaging_socket_path": f"{tmp}/cc-socks/{os.getpid()}.sock",
+        }
 
     def _api_key_source(self) -> str:
         if self.flavour.codebuddy_wire:

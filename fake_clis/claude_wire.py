@@ -12,7 +12,15 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["MODEL_USAGE_LIMITS", "RESULT_STATE", "SYNTHETIC_USAGE", "result_usage"]
+__all__ = [
+    "INIT_MODES",
+    "INIT_SETTINGS",
+    "MODEL_USAGE_LIMITS",
+    "RESULT_STATE",
+    "SYNTHETIC_USAGE",
+    "TERMINAL_SLASH_COMMANDS",
+    "result_usage",
+]
 
 #: What claude 2.1.332's result adds to the message usage (recordings/real/claude/*.jsonl).
 _RESULT_USAGE: dict[str, Any] = {
@@ -78,4 +86,49 @@ RESULT_STATE: dict[str, Any] = {
         "by_type": {},
     },
     "safety_stops": 0,
+}
+
+
+#: The slash commands claude 2.1.332's init lists as terminal-only.
+TERMINAL_SLASH_COMMANDS = ("doctor", "color", "focus", "reload-plugins")
+#: What claude 2.1.332's init says about itself, as seen under the live recipe's
+#: environment (telemetry off, a base URL that is not Anthropic's).
+INIT_SETTINGS: dict[str, Any] = {
+    "capabilities": [
+        "interrupt_receipt_v1",
+        "interrupt_cancel_queued_v1",
+        "interrupt_send_now_v1",
+        "interrupt_requeue_taken_v1",
+        "msg_lifecycle_v1",
+        "request_marker_lists_v1",
+        "ask_user_question_unanswered_v1",
+        "lifecycle_wakeup_source_v1",
+        "sdk_mcp_tools_list_changed",
+        "sdk_mcp_manifests",
+        "mcp_read_resource_v1",
+        "mcp_tool_ui_meta_v1",
+        "ui_surface_v1",
+        "mcp_call_result_not_for_model_v1",
+        "mcp_call_soft_error_result_v1",
+        "mcp_call_check_permissions_v1",
+        "voice_call_talk_line_v1",
+        "withdrawn_files_note_v2",
+        "withdrawn_tools_v1",
+        "ui_pane_widget_v1",
+        "reload_plugins_refuse_if_busy_v1",
+        "get_usage_detached_v1",
+        "silent_resend_files_v1",
+    ],
+    "analytics_disabled": True,
+    "product_feedback_disabled": True,
+    "served_by_anthropic": False,
+}
+#: The modes claude 2.1.332's init reports last: no fast mode, no ultrathink.
+INIT_MODES: dict[str, Any] = {
+    "fast_mode_state": "off",
+    "fast_mode_disabled_reason": "sdk_opt_in_required",
+    "per_turn_effort_active": True,
+    "ultrathink_available": False,
+    "ultrathink_typed_raises": False,
+    "view_mode": "default",
 }

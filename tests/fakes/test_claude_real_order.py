@@ -52,29 +52,6 @@ SCENARIOS: dict[str, str | list[dict[str, Any]]] = {
 FED_TWICE = frozenset({"text-two-turns"})
 #: A resumed turn, run after its first turn with the session id the fake gave that turn.
 SECOND_TURNS = {"text-resume": "text-resume.turn2"}
-#: Keys the fake leaves out, per frame kind: the real CLI's own settings and capabilities.
-NOT_EMULATED = {
-    "system init": frozenset(
-        {
-            "terminal_slash_commands",
-            "capabilities",
-            "analytics_disabled",
-            "product_feedback_disabled",
-            "served_by_anthropic",
-            "sandbox_enabled",
-            "memory_paths",
-            "original_cwd",
-            "additional_directories",
-            "messaging_socket_path",
-            "fast_mode_state",
-            "fast_mode_disabled_reason",
-            "per_turn_effort_active",
-            "ultrathink_available",
-            "ultrathink_typed_raises",
-            "view_mode",
-        }
-    ),
-}
 #: Objects whose keys are names (a model's), not fields.
 NAMED_KEYS = frozenset({"modelUsage"})
 #: Guards a read from a fake that prints less than the real CLI did (not a timing check).
@@ -129,15 +106,11 @@ def key_paths(value: Any, prefix: str = "") -> list[str]:
 
 
 def shapes(data: bytes) -> dict[str, set[tuple[str, ...]]]:
-    """Per frame kind, the key paths its lines had (the not-emulated ones left out)."""
+    """Per frame kind, the key paths its lines had."""
     out: dict[str, set[tuple[str, ...]]] = {}
     for line in data.split(b"\n"):
-        if not line.strip():
-            continue
-        sig = signature(line)
-        skip = next((v for k, v in NOT_EMULATED.items() if sig.startswith(k)), frozenset())
-        paths = tuple(p for p in key_paths(json.loads(line)) if p.split(".")[0] not in skip)
-        out.setdefault(sig, set()).add(paths)
+        if line.strip():
+            out.setdefault(signature(line), set()).add(tuple(key_paths(json.loads(line))))
     return out
 
 
