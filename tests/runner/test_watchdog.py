@@ -64,9 +64,13 @@ def _tree_argv(how: str) -> list[str]:
 
 
 def _start_group(how: str = "exit") -> tuple[subprocess.Popen[bytes], list[psutil.Process]]:
-    """A new process group of three; returns the leader and all three once they run."""
+    """A new process group of three; returns the leader and all three once each has set
+    its SIGTERM handling (each prints its pid then, on the stdout they share)."""
     leader = subprocess.Popen(_tree_argv(how), stdout=subprocess.PIPE, start_new_session=True)
+    assert leader.stdout is not None
+    pids = {int(leader.stdout.readline()) for _ in range(3)}
     family = _wait_for(lambda: _family(leader.pid), 3)
+    assert {p.pid for p in family} == pids
     return leader, family
 
 
@@ -215,7 +219,8 @@ def test_the_watchdog_runs_only_while_a_group_is_guarded() -> None:
     pid = dog.pid
     assert pid is not None
     process = psutil.Process(pid)
-    assert str(PROGRAM) in process.cmdline()
+    # Right after exec the kernel may show no arguments yet: look until it does.
+    assert _wait_for(lambda: [process] if _is_watchdog(process) else [], 1)
     assert os.getsid(pid) == pid  # its own session: a group signal at us spares it
     assert process.environ() == {}  # nothing of the run's environment, secrets included
     dog.guard(second.pid, 0)
@@ -324,8 +329,15 @@ def test_a_watchdog_that_died_is_reported_once_and_runs_go_on(
 # --------------------------------------------------------------------------- the harness
 
 
+def _is_watchdog(proc: psutil.Process) -> bool:
+    try:
+        return str(PROGRAM) in proc.cmdline()
+    except psutil.Error:  # gone, or a zombie already (a probe's watchdog, retired)
+        return False
+
+
 def _watchdog_of(pid: int) -> list[psutil.Process]:
-    return [p for p in _family(pid)[1:] if str(PROGRAM) in " ".join(p.cmdline())]
+    return [p for p in _family(pid)[1:] if _is_watchdog(p)]
 
 
 def _harness_run(world: FakeWorld, scenario: str, *extra: str) -> subprocess.Popen[bytes]:
@@ -346,7 +358,7 @@ def test_a_killed_harness_run_leaves_no_cli_behind(
 
     def cli_tree() -> list[psutil.Process]:
         found = leaked_processes(no_leaked_processes, {harness.pid})
-        return [p for p in found if str(PROGRAM) not in " ".join(p.cmdline())]
+        return [p for p in found if not _is_watchdog(p)]
 
     tree = _wait_for(cli_tree, 3)
     guards = _watchdog_of(harness.pid)
@@ -387,7 +399,7 @@ def test_a_killed_probe_driver_leaves_no_probe_behind(no_leaked_processes: str) 
 
     def probe_tree() -> list[psutil.Process]:
         found = leaked_processes(no_leaked_processes, {driver.pid})
-        return [p for p in found if str(PROGRAM) not in " ".join(p.cmdline())]
+        return [p for p in found if not _is_watchdog(p)]
 
     tree = _wait_for(probe_tree, 3)
     guards = _wait_for(lambda: _watchdog_of(driver.pid), 1)
