@@ -355,25 +355,35 @@ class _OpenCode(Emulator):
         # The model stops for the tool; the next model call is a new step.
         self._end_step("tool-calls", None)
 
-    def _log_service_error(self, status: int, message: str) -> None:
-        """seed 002 §7.4: OpenCode writes the provider's failure into its own log
-        (``~/.local/share/opencode/log/<time>.log``), which the host reads after the run."""
+    def _log_service_error(self, message: str) -> None:
+        """seed 002 §7.4: OpenCode writes the provider's failure into its own log, which the
+        host reads after the run. OpenCode 1.18.33 appends logfmt lines to
+        ``~/.local/share/opencode/log/opencode.log``; its failure line names the SDK error
+        and its message, not the HTTP status."""
         home = self.run.env.get("HOME")
         if not home:
             return
         folder = os.path.join(home, ".local", "share", "opencode", "log")
         os.makedirs(folder, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%dT%H%M%S")
-        with open(os.path.join(folder, f"{stamp}.log"), "a", encoding="utf-8") as log:
-            log.write(f"INFO  {stamp} +0ms service=default version=fake args=run\n")
+        now = time.time()
+        millis = int(now * 1000) % 1000
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{millis:03d}Z"
+        head = f"timestamp={stamp} level=%s run={ids.token_hex(4)} message="
+        provider, _, model = str(self.run.record.get("model") or "").partition("/")
+        where = f" providerID={provider} modelID={model}" if model else ""
+        with open(os.path.join(folder, "opencode.log"), "a", encoding="utf-8") as log:
+            log.write(head % "INFO" + f'"creating instance" directory={self.run.cwd}\n')
             log.write(
-                f"ERROR {stamp} +1ms service=session.processor error=APIError "
-                f"statusCode={status} message={jsonio.dumps(message)}\n"
+                head % "ERROR"
+                + f'"stream error"{where} session.id={self.session.id} small=false '
+                + "agent=build mode=primary error.error="
+                + jsonio.dumps(f"AI_APICallError: {message}")
+                + "\n"
             )
 
     def api_error(self, step: Step) -> int:
         status = int(step.get("status", 500))
-        self._log_service_error(status, str(step.get("message", "")))
+        self._log_service_error(str(step.get("message", "")))
         frame = self._line("error")
         frame["error"] = {
             "name": "APIError",

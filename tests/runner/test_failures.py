@@ -204,7 +204,8 @@ def test_opencode_failure_is_read_from_its_own_log(world: FakeWorld) -> None:
     result = _run(world, "opencode", steps)
     assert result.status is RunOutcome.FAILED
     assert result.error is not None and result.error.code == "RATE_LIMITED"
-    assert "statusCode=429" in result.error.message
+    # The message quotes OpenCode 1.18.33's log line: the SDK error and its message.
+    assert "level=ERROR" in result.error.message and '"stream error"' in result.error.message
     logs = list((world.home / ".local" / "share" / "opencode" / "log").glob("*.log"))
     assert logs, "the fake wrote OpenCode's log"
 
