@@ -1,7 +1,8 @@
 """The watchdog process: when its harness dies, stop the CLI process groups it guarded.
 
 Run as ``python -I -S watchdog_main.py FD`` by :mod:`harness.runtime.watchdog`, never
-imported: the standard library only, so it starts in a few milliseconds. ``FD`` is the
+imported: built-in modules only (not even ``signal``, whose enums cost more than the rest
+of the start), so it starts about as fast as ``python -c pass``. ``FD`` is the
 read end of a pipe whose write end only the harness holds. The harness writes one line
 per change: ``+PGID GRACE_MS`` (guard a group) or ``-PGID`` (it ended). EOF means the
 harness is gone, however it went (SIG-WATCHDOG-001): each group still guarded gets
@@ -13,9 +14,12 @@ Design: docs/design/runner.md#harness.runtime.watchdog
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
+
+#: POSIX fixes these numbers (they are the same on Linux and macOS).
+SIGKILL = 9
+SIGTERM = 15
 
 #: Upper bound on any group's grace, whatever the harness asked for.
 MAX_GRACE_S = 30.0
@@ -57,10 +61,10 @@ def stop(groups: dict[int, float]) -> None:
     start = time.monotonic()
     pending: dict[int, float] = {}
     for pgid, grace in groups.items():
-        if grace > 0 and _signal(pgid, signal.SIGTERM):
+        if grace > 0 and _signal(pgid, SIGTERM):
             pending[pgid] = start + grace
         else:
-            _signal(pgid, signal.SIGKILL)
+            _signal(pgid, SIGKILL)
     while pending:
         time.sleep(POLL_S)
         now = time.monotonic()
@@ -68,7 +72,7 @@ def stop(groups: dict[int, float]) -> None:
             if not _signal(pgid, 0):
                 del pending[pgid]
             elif now >= deadline:
-                _signal(pgid, signal.SIGKILL)
+                _signal(pgid, SIGKILL)
                 del pending[pgid]
 
 
@@ -89,9 +93,7 @@ def watch(fd: int) -> dict[int, float]:
 
 
 def main(argv: list[str]) -> int:
-    # A terminal's Ctrl-C is the harness's to handle (it cancels its runs); the watchdog
-    # lives in its own session, but ignores SIGINT as well should one reach it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """Watch, stop what is left, and say how it went (2: not started as intended)."""
     if len(argv) != 2 or not argv[1].isdigit():
         return 2
     stop(watch(int(argv[1])))
@@ -99,4 +101,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    # No interpreter teardown: nothing is buffered, and the harness waits for this exit.
+    os._exit(main(sys.argv))

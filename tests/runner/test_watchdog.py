@@ -202,6 +202,10 @@ def test_lines_naming_no_cli_group_are_ignored(line: bytes) -> None:
     assert groups == {}
 
 
+def test_the_programs_signal_numbers_are_the_platforms() -> None:
+    assert (watchdog_main.SIGTERM, watchdog_main.SIGKILL) == (signal.SIGTERM, signal.SIGKILL)
+
+
 def test_the_program_ignores_its_own_group() -> None:
     groups: dict[int, float] = {}
     watchdog_main.apply(groups, f"+{os.getpgid(0)} 0".encode())
