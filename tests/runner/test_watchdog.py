@@ -274,6 +274,47 @@ def test_the_pipe_is_held_by_the_harness_and_the_watchdog_alone() -> None:
     late.wait(timeout=10)
 
 
+#: Guards a group, forks, and reports from the child whether it still holds the pipe.
+FORK_DRIVER = """
+import os, sys
+from harness.runtime import watchdog
+watchdog.guard(int(sys.argv[1]), 0)
+fd = watchdog.WATCHDOG._fd
+child = os.fork()
+if child == 0:
+    try:
+        os.fstat(fd)
+        held = "held"
+    except OSError:
+        held = "closed"
+    print(held, watchdog.WATCHDOG.pid, flush=True)
+    os._exit(0)
+os.waitpid(child, 0)
+print("parent", watchdog.WATCHDOG.pid, flush=True)
+watchdog.release(int(sys.argv[1]))
+"""
+
+
+def test_a_forked_child_lets_go_of_the_parents_watchdog() -> None:
+    leader, family = _start_group()
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_DRIVER, str(leader.pid)],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    child, parent = done.stdout.splitlines()
+    assert child == "closed None"  # neither the pipe nor the parent's watchdog is its own
+    assert parent.startswith("parent ") and parent != "parent None"
+    assert all(alive(p) for p in family)  # released by the parent: untouched
+    os.killpg(leader.pid, signal.SIGKILL)
+    assert _gone(family) == []
+    _reap(leader)
+
+
 def test_a_watchdog_that_cannot_start_is_reported_once(
     caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
