@@ -94,7 +94,11 @@ class Watchdog:
         if not self._executable:
             self._disable("the Python interpreter's path is unknown")
             return
-        read_end, write_end = os.pipe()  # neither is inherited by anything spawned later
+        try:
+            read_end, write_end = os.pipe()  # neither is inherited by anything spawned later
+        except OSError as exc:  # out of file descriptors
+            self._disable(f"it has no pipe ({type(exc).__name__}: {exc})")
+            return
         try:
             self._proc = subprocess.Popen(
                 [self._executable, "-I", "-S", str(self._program), str(read_end)],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import signal
@@ -332,6 +333,22 @@ def test_a_watchdog_that_cannot_start_is_reported_once(
     os.killpg(leader.pid, signal.SIGKILL)
     assert _gone(family) == []
     _reap(leader)
+
+
+def test_no_pipe_is_reported_not_raised(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_pipe() -> tuple[int, int]:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(watchdog.os, "pipe", no_pipe)
+    dog = Watchdog()
+    with caplog.at_level(logging.WARNING, logger=watchdog.__name__):
+        dog.guard(4242, 0)
+        dog.release(4242)
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "is off: it has no pipe (OSError: [Errno 24] Too many open files)" in line
+    assert dog.pid is None
 
 
 def test_a_missing_program_is_reported_by_name(
