@@ -425,8 +425,9 @@ def test_stdin_eof_ends_a_hanging_turn_and_the_server(rpc_factory: Any) -> None:
     thread_id = thread["result"]["thread"]["id"]
     rpc.call(3, "turn/start", {"threadId": thread_id, "input": [{"type": "text"}]})
     rpc.wait_for(
-        lambda m: m.get("method") == "item/completed"
-        and m["params"]["item"]["type"] == "agentMessage"
+        lambda m: (
+            m.get("method") == "item/completed" and m["params"]["item"]["type"] == "agentMessage"
+        )
     )
     assert rpc.close() == 0
     assert not notes(bytes(rpc.pump.received), "turn/completed")
@@ -446,8 +447,10 @@ def test_sigterm_ends_the_server_with_exit_0(rpc_factory: Any, mid_turn: bool) -
         thread_id = thread["result"]["thread"]["id"]
         rpc.call(3, "turn/start", {"threadId": thread_id, "input": [{"type": "text"}]})
         rpc.wait_for(
-            lambda m: m.get("method") == "item/completed"
-            and m["params"]["item"]["type"] == "agentMessage"
+            lambda m: (
+                m.get("method") == "item/completed"
+                and m["params"]["item"]["type"] == "agentMessage"
+            )
         )
     written = len(rpc.pump.received)
     rpc.proc.send_signal(signal.SIGTERM)
