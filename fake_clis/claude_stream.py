@@ -469,6 +469,10 @@ class _ClaudeSession:
         self.output_format = p.value("--output-format", "text") or "text"
         self.input_format = p.value("--input-format", "text") or "text"
         self.partial = p.has("--include-partial-messages")
+        #: CodeBuddy 2.163.0 with partial messages prints a message's wrapper and
+        #: file-history-snapshot lines only after its message_stop; they wait here.
+        self.holds = flavour.codebuddy_wire and self.partial
+        self.held: list[dict[str, Any]] = []
         mode = p.value("--permission-mode", "default") or "default"
         if p.has("--dangerously-skip-permissions"):
             mode = "bypassPermissions"
@@ -585,8 +589,16 @@ class _ClaudeSession:
     # -- frames -------------------------------------------------------------------------
 
     def out(self, frame: dict[str, Any]) -> None:
-        if self.output_format == "stream-json":
+        if self.holds and self.message_id and frame.get("type") != "stream_event":
+            self.held.append(frame)
+        elif self.output_format == "stream-json":
             emit(self.run, frame)
+
+    def release_held(self) -> None:
+        """The lines held back while a message streamed, once it has ended."""
+        held, self.held = self.held, []
+        for frame in held:
+            self.out(frame)
 
     def init_frame(self) -> None:
         mcp = self._mcp_servers()
@@ -801,6 +813,7 @@ class _ClaudeSession:
         )
         self.stream_event({"type": "message_stop"})
         self.message_id = ""
+        self.release_held()
 
     def block(
         self,
@@ -1206,6 +1219,7 @@ def _claude_api_error(session: _ClaudeSession, turn: _TurnState, step: Step) -> 
     """The CLI's own report of a failed model call (anthropics/claude-code#79500 shapes)."""
     # The model call failed mid-stream: an open message never gets its message_delta.
     session.message_id = ""
+    session.release_held()
     text = _api_error_text(step, session.run.env)
     status = int(step.get("status", 500))
     # recordings/real/claude/api_error.jsonl: the synthetic message's keys, in its order.

@@ -754,6 +754,10 @@ def test_codebuddy_happy_with_its_own_argv(fake: FakeCli) -> None:
     snapshots = [e for e in events_of(events, Raw) if '"file-history-snapshot"' in e.line]
     assert len(snapshots) == 2
     assert_happy([e for e in events if all(e is not s for s in snapshots)], fake.cwd, partial=True)
+    # codebuddy-headless 2.163.0 prints the snapshots only after the tool call's message
+    # has streamed, around its tool_use wrapper.
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("Raw") > kinds.index("ToolUse")
     assert fake.run("codebuddy", ["--version"]).out == "2.163.0\n"
     unknown = fake.run("codebuddy", [*HEAD, "--yolo"], input=user_line())
     assert (unknown.code, unknown.err) == (1, "error: unknown option '--yolo'\n")
