@@ -209,6 +209,7 @@ class _Flavour:
         "codebuddy_wire",
         "default_model",
         "extra_aliases",
+        "hidden_flags",
         "model_aliases",
         "plugins",
         "prog",
@@ -226,6 +227,7 @@ class _Flavour:
         default_model: str,
         model_aliases: dict[str, str] | None = None,
         extra_aliases: dict[str, str] | None = None,
+        hidden_flags: dict[str, int] | None = None,
         codebuddy_wire: bool = False,
         request_status: str | None = None,
         plugins: tuple[str, ...] = (),
@@ -236,6 +238,8 @@ class _Flavour:
         self.default_model = default_model
         self.model_aliases: dict[str, str] = model_aliases or {}
         self.extra_aliases: dict[str, str] = extra_aliases or {}
+        #: Flags the CLI accepts that its help does not list (flag -> arity).
+        self.hidden_flags: dict[str, int] = hidden_flags or {}
         #: CodeBuddy's own frames (recordings/real/codebuddy/*.jsonl): no thinking-token
         #: estimates; a tool_use wrapper carries stop_reason "tool_use"; a write is framed
         #: by ``file-history-snapshot`` lines; ``system/init`` again before ``result``; tool
@@ -272,6 +276,9 @@ _CODEBUDDY = _Flavour(
     default_model="claude-sonnet-4.5",
     # ref §8.3: codebuddy's `-y` auto-confirms (= --dangerously-skip-permissions).
     extra_aliases={"-y": "--dangerously-skip-permissions"},
+    # codebuddy-headless 2.163.0: skips the built-in plugin marketplaces, whose install
+    # downloads them at every start (the live recipe passes it to stay offline).
+    hidden_flags={"--no-plugin-management": 0},
     codebuddy_wire=True,
 )
 
@@ -364,7 +371,7 @@ def _arity(meta: str) -> int:
 
 def _claude_grammar(flavour: _Flavour) -> Callable[[bool], Grammar]:
     def grammar(old: bool) -> Grammar:
-        flags: dict[str, int] = {}
+        flags: dict[str, int] = dict(flavour.hidden_flags)
         aliases: dict[str, str] = dict(flavour.extra_aliases)
         for spec, meta, _, optional in _CLAUDE_OPTIONS:
             if optional and old:

@@ -763,6 +763,10 @@ def test_codebuddy_happy_with_its_own_argv(fake: FakeCli) -> None:
     assert (unknown.code, unknown.err) == (1, "error: unknown option '--yolo'\n")
     skip = fake.run("codebuddy", [*HEAD, "-y"], input=user_line())
     assert not events_of(parse_stream(FORMAT, skip.stdout), ToolResult)[0].is_error
+    # A flag codebuddy-headless 2.163.0 takes without listing it in its help.
+    quiet = fake.run("codebuddy", [*HEAD, "--no-plugin-management"], input=user_line())
+    assert quiet.code == 0, quiet.err
+    assert "--no-plugin-management" not in fake.run("codebuddy", ["--help"]).out
 
 
 @pytest.mark.rule("FAKE-AMP-001")
