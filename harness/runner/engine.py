@@ -57,7 +57,7 @@ from harness.runner.prepare import Prepared, Refusal, prepare_async
 from harness.runner.proctree import OwnedTree, spawn_kwargs
 from harness.runner.sessions import SessionPlan
 from harness.runner.snapshot import changed_paths, snapshot_jsonl, snapshot_tree
-from harness.runner.status import CloseFacts, RunOutcome, classify_close_status
+from harness.runner.status import CloseFacts, RunOutcome, classify_close_status, ended_cleanly
 from harness.runner.stop import Climb, Rung, StopLadder
 from harness.runner.types import (
     DEFAULT_INACTIVITY_TIMEOUT_MS,
@@ -580,7 +580,7 @@ class _Run:
             if not isinstance(self.tap, ContinuingTap):
                 self.tap = None
         self.continuations += 1
-        first = self._error_for(RunOutcome.FAILED)
+        first = self._error_for(RunOutcome.FAILED, self._close_facts())
         if first is not None:
             # seed 001 §11: no secret in an error message, the kept one included.
             first = dataclasses.replace(first, message=self.redactor.redact(first.message))
@@ -1225,8 +1225,17 @@ class _Run:
         after, truncated = snapshot_tree(self.cwd)
         self._files_written = changed_paths(self.files_before, after)
         self._files_truncated = truncated
+        facts = self._close_facts()
+        status = classify_close_status(facts)
+        result = self._result(status, self._error_for(status, facts))
+        if self.tap is not None:
+            self.tap.exited(result.exit_code, result.signal, result.duration_ms)
+        return result
+
+    def _close_facts(self) -> CloseFacts:
+        """What the verdict reads once the process is gone (ref §10.1)."""
         rc = self.returncode
-        facts = CloseFacts(
+        return CloseFacts(
             cancel_requested=self.cancel_requested,
             runner_failed=self.runner_error is not None,
             exit_code=rc if rc is not None and rc >= 0 else None,
@@ -1237,13 +1246,8 @@ class _Run:
             artifact_produced=bool(self.artifacts_written),
             empty_output=self._empty_output(),
         )
-        status = classify_close_status(facts)
-        result = self._result(status, self._error_for(status))
-        if self.tap is not None:
-            self.tap.exited(result.exit_code, result.signal, result.duration_ms)
-        return result
 
-    def _error_for(self, status: RunOutcome) -> RunError | None:
+    def _error_for(self, status: RunOutcome, facts: CloseFacts) -> RunError | None:
         if self.runner_error is not None:
             return self.runner_error
         if status is not RunOutcome.FAILED:
@@ -1260,10 +1264,13 @@ class _Run:
             return stream if found is None else self._service_error(*found, stream)
         rc = self.returncode
         name = os.path.basename(self.argv[0]) if self.argv else "the CLI"
-        if self._empty_output() and rc == 0:
+        if self._empty_output() and ended_cleanly(facts):
+            # FIDELITY-EMPTY-001: an ACP agent that ended its turn and would not exit was
+            # stopped by the host; its empty turn, not that stop, is what went wrong.
+            how = "exited 0" if rc == 0 else "ended its turn"
             error = RunError(
                 RunErrorCode.EMPTY_OUTPUT,
-                f"{name} exited 0 without any output (no text, tool call or file)",
+                f"{name} {how} without any output (no text, tool call or file)",
                 rule="FIDELITY-EMPTY-001",
                 source="process",
             )

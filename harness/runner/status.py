@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from harness.protocols.base import RunStatus
 
-__all__ = ["CloseFacts", "RunOutcome", "classify_close_status"]
+__all__ = ["CloseFacts", "RunOutcome", "classify_close_status", "ended_cleanly"]
 
 #: ref §10.1 rule 3: ``code === 130 && signal === null`` (128 + SIGINT, a shell's exit).
 _EXIT_SIGINT = 130
@@ -54,6 +54,15 @@ def _ended_by_sigterm_or_130(facts: CloseFacts) -> bool:
     if facts.exit_code is None and facts.signal == _SIGTERM:
         return True
     return facts.exit_code == _EXIT_SIGINT and facts.signal is None
+
+
+def ended_cleanly(facts: CloseFacts) -> bool:
+    """The CLI ended as a finished run ends: exit 0, or a two-way session that completed
+    and whose process was then stopped (SIGTERM, or 130: ref §10.1 rule 3). Its exit is
+    then no failure of its own, whatever else the run lacks."""
+    if facts.exit_code == 0:
+        return True
+    return facts.session_status is RunStatus.COMPLETED and _ended_by_sigterm_or_130(facts)
 
 
 def classify_close_status(facts: CloseFacts) -> RunOutcome:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from harness.protocols.base import RunStatus
 from harness.runner import CloseFacts, RunOutcome, classify_close_status
+from harness.runner.status import ended_cleanly
 
 SIGTERM = int(signal.SIGTERM)
 SIGKILL = int(getattr(signal, "SIGKILL", 9))
@@ -91,3 +92,25 @@ def test_never_succeeds_without_a_success_signal(facts: CloseFacts) -> None:
             or facts.turn_completed_cleanly
             or facts.artifact_produced
         )
+
+
+@pytest.mark.rule("FIDELITY-EMPTY-001", "RUN-STATUS-001")
+@pytest.mark.parametrize(
+    ("facts", "clean"),
+    [
+        (CloseFacts(exit_code=0), True),
+        # ref §10.1 rule 3: the host stopped an agent whose session had completed.
+        (CloseFacts(signal=SIGTERM, session_status=RunStatus.COMPLETED), True),
+        (CloseFacts(exit_code=130, session_status=RunStatus.COMPLETED), True),
+        # The same stop of a session that did not complete, a kill, or a real exit code.
+        (CloseFacts(signal=SIGTERM), False),
+        (CloseFacts(signal=SIGTERM, session_status=RunStatus.FAILED), False),
+        (CloseFacts(signal=SIGKILL, session_status=RunStatus.COMPLETED), False),
+        (CloseFacts(exit_code=1, session_status=RunStatus.COMPLETED), False),
+    ],
+)
+def test_a_clean_end_is_exit_0_or_a_stop_after_a_completed_session(
+    facts: CloseFacts, clean: bool
+) -> None:
+    # What decides whether an empty run is reported as empty or as its exit.
+    assert ended_cleanly(facts) is clean
