@@ -164,7 +164,9 @@ AGENTS: tuple[Agent, ...] = (
         # Live differential against kimi-cli 1.51.0 (recordings/real/kimi/api_error.jsonl):
         # a failed model call ends the prompt with end_turn and no message at all.
         api_error_reply="",
-        api_error_exit=0,
+        # Nor does it exit when its client closes stdin: every live run
+        # (recordings/real/kimi/*.jsonl) ended by the host's SIGTERM.
+        exits_at_eof=False,
         # recordings/real/kimi/happy.jsonl, shell.jsonl: tool calls carry no kind and no
         # rawInput; titles "WriteFile" / "Shell", then "WriteFile: <path>" / "Shell: <cmd>".
         tool_style="kimi",

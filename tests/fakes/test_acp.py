@@ -25,6 +25,7 @@ from typing import Any
 import psutil
 import pytest
 
+from fake_clis.acp.agents import AGENTS as FAKE_AGENTS
 from harness.defs.registry import get_agent_def
 from harness.defs.types import AgentDef, BuildOptions, RuntimeContext
 from harness.events import (
@@ -53,7 +54,9 @@ from tests.support.processes import StdoutPump, kill_tree
 
 ACP_AGENTS = ("amr", "devin", "hermes", "kimi", "kiro", "kilo", "reasonix", "trae-cli", "vibe")
 #: Agents that do not exit at stdin EOF (live: every vibe-acp 3.0.2 run ended by SIGTERM).
-LINGERING_AGENTS = frozenset({"vibe"})
+#: Agents that, as their real CLI, stay up when their client closes stdin (the host's
+#: SIGTERM ends them): read from the fake's own table.
+LINGERING_AGENTS = frozenset(a.agent_id for a in FAKE_AGENTS if not a.exits_at_eof)
 HTML = "<!doctype html>\n<h1>Hello</h1>\n"
 PROMPT = "Create hello.html"
 
@@ -248,7 +251,8 @@ def test_happy_run_of_every_acp_agent(fake: FakeCli, agent: str) -> None:
     lingers = agent in LINGERING_AGENTS
     live = drive(fake, agent, acp_session(agent), request(fake), exit_timeout=1 if lingers else 10)
     assert live.finished == Finished(RunStatus.COMPLETED), live.stderr
-    # vibe-acp waits for the host's SIGTERM after stdin closes (drive kills it: code None).
+    # vibe-acp and kimi wait for the host's SIGTERM after stdin closes (drive kills them:
+    # code None).
     assert live.code == (None if lingers else 0)
     thinking = "".join(e.delta for e in events_of(live.events, ThinkingDelta))
     assert thinking == "The user wants a page."
@@ -397,7 +401,7 @@ def test_session_new_needs_credentials_when_auth_is_missing(fake: FakeCli) -> No
     assert client.answer(rid)["error"] == {"code": -32000, "message": "Authentication required"}
     client.answer(client.request("authenticate", {"methodId": "login"}))
     client.answer(client.request("session/new", {"cwd": str(fake.cwd), "mcpServers": []}))
-    assert client.close() == 0
+    assert _closed_as_its_cli(client, "kimi")
 
 
 # --------------------------------------------------------------------------- MCP servers
@@ -453,7 +457,7 @@ def test_a_wrong_env_shape_is_invalid_params(
     rid = client.request("session/new", {"cwd": str(fake.cwd), "mcpServers": [server]})
     error = client.answer(rid)["error"]
     assert error["code"] == -32602 and needle in error["message"]
-    assert client.close() == 0
+    assert _closed_as_its_cli(client, agent)
     assert fake.record()["mcp_servers"] == [server]
 
 
@@ -465,7 +469,7 @@ def test_kimi_refuses_stdio_mcp_from_0_37(fake: FakeCli) -> None:
     server = {**STDIO_SERVER, "env": []}
     rid = client.request("session/new", {"cwd": str(fake.cwd), "mcpServers": [server]})
     assert "not supported since kimi 0.37.0" in client.answer(rid)["error"]["message"]
-    assert client.close() == 0
+    assert _closed_as_its_cli(client, "kimi")
     # The engine withholds stdio servers from such a kimi (ref §2.6 step 2): the run works.
     live = drive(
         fake,
@@ -482,7 +486,7 @@ def test_kimi_refuses_stdio_mcp_from_0_37(fake: FakeCli) -> None:
     old.answer(old.request("initialize", {"protocolVersion": 1}))
     ok = old.request("session/new", {"cwd": str(fake.cwd), "mcpServers": [server]})
     assert "sessionId" in old.answer(ok)["result"]
-    assert old.close() == 0
+    assert _closed_as_its_cli(old, "kimi")
 
 
 # --------------------------------------------------------------------------- sessions
@@ -743,7 +747,7 @@ def test_kimi_shell_matches_its_recording(fake: FakeCli) -> None:
         '{"command": "echo hi"}',
     )
     assert (done["status"], done["content"][0]["content"]["text"]) == ("completed", "hi\n")
-    assert client.close() == 0
+    assert _closed_as_its_cli(client, "kimi")  # kimi 1.51.0 waits for the host's SIGTERM
 
 
 @pytest.mark.rule("FAKE-ACP-006")
@@ -1021,6 +1025,14 @@ def _stays_after_eof(client: RawClient, wait: float = 0.5) -> bool:
         client.proc.terminate()
         client.proc.wait(timeout=10)
         return True
+
+
+def _closed_as_its_cli(client: RawClient, agent: str) -> bool:
+    """Close stdin as the host does: an agent that exits at EOF exits 0; one whose CLI
+    stays up (:data:`LINGERING_AGENTS`) is still running and goes at SIGTERM."""
+    if agent in LINGERING_AGENTS:
+        return _stays_after_eof(client)
+    return client.close() == 0
 
 
 @pytest.mark.rule("FAKE-ACP-006")

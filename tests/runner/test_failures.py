@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -168,13 +169,18 @@ def test_service_failures_are_classified_in_ref_order(
         assert found[1] == text
 
 
+@posix_only  # the host stops the agent with SIGTERM
 @pytest.mark.rule("FIDELITY-EMPTY-001", "RUN-FAULT-APIERROR-001")
 def test_a_model_failure_an_acp_agent_hides_is_an_empty_run(world: FakeWorld) -> None:
     """kimi-cli ends the turn end_turn with no message when the model API fails
-    (recordings/real/kimi/api_error.jsonl); the empty-output guard fails that run."""
+    (recordings/real/kimi/api_error.jsonl); the empty-output guard fails that run. Like the
+    real kimi the fake stays up after stdin closes and the host's SIGTERM ends it: that
+    stop after a completed turn is not the failure, the empty turn is."""
     result = asyncio.run(run_agent_async(world.request("kimi", "api_error")))
     assert result.status is RunOutcome.FAILED
+    assert result.signal == signal.SIGTERM
     assert result.error is not None and result.error.code == "AGENT_EMPTY_OUTPUT"
+    assert result.error.message.startswith("kimi ended its turn without any output")
 
 
 # -- OpenCode's own log (FIDELITY-OPENCODE-LOG-001) ---------------------------------------------
