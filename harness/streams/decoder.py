@@ -103,20 +103,18 @@ class LineDecoder:
 
     def feed(self, data: bytes) -> list[DecodedItem]:
         # Not plain: every item is a Line or an OversizeLine.
-        return cast("list[DecodedItem]", list(self._items(data, plain=False)))
+        return cast("list[DecodedItem]", list(self.iter_feed(data, plain=False)))
 
-    def iter_feed(self, data: bytes) -> Iterable[FedItem]:
+    def iter_feed(self, data: bytes, *, plain: bool = True) -> Iterable[FedItem]:
         """:meth:`feed`, each whole line decoded only when it is read, plain ones as text.
 
         A parser that handles each line as it comes keeps no list of them all (on a
         large chunk that list costs more than the loop). A plain line (ASCII, ended by
-        ``\n`` alone, within the limit) may come as its ``str``: its size is its length,
-        and it saves a :class:`Line` per line in the usual case. The buffer is updated at
-        once; read the result to its end before the next call.
+        ``\\n`` alone, within the limit) may come as its ``str`` (unless ``plain`` is
+        false): its size is its length, and it saves a :class:`Line` per line in the
+        usual case. The buffer is updated at once; read the result to its end before the
+        next call.
         """
-        return self._items(data, plain=True)
-
-    def _items(self, data: bytes, *, plain: bool) -> Iterable[FedItem]:
         if self._finished:
             raise RuntimeError("LineDecoder.feed() called after finish()")
         # A piece of a line (1-byte feeds): buffered with no split and no list. ``10 in``
