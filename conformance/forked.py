@@ -33,6 +33,20 @@ _FAILED = 70
 _HEADER = struct.Struct(">Q")
 
 
+def _os_threads() -> int:
+    """The threads the kernel counts in this process (``/proc/self/stat``), 0 if unknown.
+
+    ``threading.active_count`` forgets a thread before its OS thread has exited; a fork
+    then copies a process that is not single-threaded (what Python 3.12 warns about).
+    """
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return int(fields[17])  # field 20, num_threads; the split starts at field 3
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 class ForkedError(RuntimeError):
     """The copy ended without a result: it raised, was killed or sent nothing readable."""
 
@@ -50,6 +64,8 @@ class Forked(Generic[_T]):
         fork safely (then nothing has started)."""
         if not sys.platform.startswith("linux") or threading.active_count() != 1:
             return None
+        if _os_threads() != 1:
+            return None  # a thread Python no longer counts has not exited yet
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:  # the copy: never returns, never runs the parent's exit handlers

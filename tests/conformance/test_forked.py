@@ -87,6 +87,20 @@ def test_a_copy_that_raises_is_an_error_and_no_copy_is_made_beside_a_thread() ->
     assert got == {"raised": True, "beside": True}
 
 
+def test_no_copy_is_made_beside_a_thread_python_does_not_count() -> None:
+    # A thread threading never registered (started with _thread, or one still exiting)
+    # is still a thread of the process: forking beside it is what Python 3.12 warns of.
+    got = _python(
+        "import _thread, json, threading, time\n"
+        "from conformance.forked import Forked\n"
+        "_thread.start_new_thread(time.sleep, (2,))\n"
+        "time.sleep(0.1)\n"
+        "beside = Forked.start(lambda send: 1)\n"
+        "print(json.dumps({'counted': threading.active_count(), 'beside': beside is None}))\n"
+    )
+    assert got == {"counted": 1, "beside": True}
+
+
 def _verdicts(result: ConformResult) -> list[tuple[str, str, str, str]]:
     return sorted((c.def_id, c.rule_id, c.status.value, c.reason) for c in result.verdict.cells)
 
