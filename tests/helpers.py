@@ -65,6 +65,21 @@ def assert_chunking_invariant(
     return run_whole(factory, data)
 
 
+#: Small JSON values (finite numbers, short strings, shallow containers) for builder and
+#: handler properties.
+small_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
 def cut_points() -> st.SearchStrategy[list[int]]:
     """Arbitrary split offsets (taken modulo the input length)."""
     return st.lists(st.integers(min_value=0, max_value=10_000_000), max_size=12)

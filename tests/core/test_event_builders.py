@@ -17,18 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import events as ev
+from tests.helpers import small_json_values as json_values
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 optional_text = st.none() | st.text(max_size=8)
 
 

@@ -31,23 +31,12 @@ from harness.streams._jsonev import is_finite_number
 from harness.streams.base import js_trim
 from harness.streams.json_events import JsonEventStreamParser, create
 from tests.helpers import as_json, assert_chunking_invariant, jsonl, run_chunked, run_whole
+from tests.helpers import small_json_values as json_values
 from tests.support.examples import fuzz_sized
 
 # The smallest integer JSON.parse rounds to Infinity (halfway from the largest double
 # to 2**1024; ties go to the even mantissa, which is 2**1024).
 _JS_INFINITE_INT = 2**1024 - 2**970
-
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 
 
 def factory() -> JsonEventStreamParser:
