@@ -393,6 +393,10 @@ class ClaudeStreamParser(JsonlStreamParser):
             return None
         self._text_streamed.add(message_id)
         self._current_streamed_text = True
+        return self._guard_for(message_id)
+
+    def _guard_for(self, message_id: str) -> RoleMarkerGuard:
+        """The message's role guard, made at its first text (ref §2.1.5)."""
         guard = self._guards.get(message_id)
         if guard is None:
             guard = self._guards[message_id] = RoleMarkerGuard()
@@ -756,9 +760,7 @@ class ClaudeStreamParser(JsonlStreamParser):
             # ref §2.1.5: text with no message id cannot be attributed; unguarded.
             out.append(text_delta(text))
             return
-        guard = self._guards.get(message_id)
-        if guard is None:
-            guard = self._guards[message_id] = RoleMarkerGuard()
+        guard = self._guard_for(message_id)
         if guard.contaminated:
             # seed 002 §7.5 (CLAUDE-GUARD-001): the rest of the message is dropped.
             return
